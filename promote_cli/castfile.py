@@ -1,0 +1,269 @@
+"""Casting `.npy` files: the streaming driver behind `promote cast`.
+
+`cast_file` reads the input a chunk at a time (`npyio.ChunkReader`), casts each
+chunk with `tosa_cast.cast_array`, adds up the statistics and writes the output
+atomically (`npyio.atomic_output`), so memory stays bounded whatever the file
+size and an interrupted cast leaves no output behind. `cast_files` does several
+files in worker processes and hands the results back in input order.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Iterator
+
+import numpy as np
+
+from . import npyio
+from .errors import PromoteError, UsageError
+
+#: --fail-on conditions and the statistics that trigger them.
+FAIL_ON = {
+    "overflow": ("overflow_inf", "overflow_nan", "saturated"),
+    "inexact": ("rounded", "overflow_inf", "overflow_nan", "saturated", "unpredictable"),
+    "nan": ("nan_in", "overflow_nan"),
+}
+
+#: Casts smaller than this never show a progress bar.
+PROGRESS_MIN_BYTES = 64 << 20
+
+
+def canonical_name(name: str) -> str:
+    """A dtype name or alias (`float16`, `fp8e4m3`, ...) as its canonical name."""
+    from .dtypes import lookup
+
+    return lookup(name).name
+
+
+def default_output(src: str | os.PathLike, to: str) -> Path:
+    """`DIR/w.npy` cast to f16 is written to `DIR/w.f16.npy` (suffix `.npy` replaced)."""
+    p = Path(src)
+    stem = p.name[:-4] if p.name.lower().endswith(".npy") else p.name
+    return p.with_name(f"{stem}.{to}.npy")
+
+
+@dataclass
+class CastReport:
+    """What one file cast did."""
+
+    input: str
+    output: str
+    src: str
+    dst: str
+    mode: str
+    saturate: bool
+    shape: tuple
+    fortran_order: bool
+    elements: int
+    stats: dict = field(default_factory=dict)
+    seconds: float = 0.0
+    bytes_in: int = 0
+    bytes_out: int = 0
+
+    def triggered(self, fail_on: Iterable[str]) -> list[str]:
+        """The --fail-on conditions this cast met, in the order given."""
+        out = []
+        for cond in fail_on:
+            if any(self.stats.get(k, 0) for k in FAIL_ON[cond]):
+                out.append(cond)
+        return out
+
+    def as_dict(self) -> dict:
+        return {
+            "input": self.input,
+            "output": self.output,
+            "from": self.src,
+            "to": self.dst,
+            "mode": self.mode,
+            "saturate": self.saturate,
+            "shape": list(self.shape),
+            "fortran_order": self.fortran_order,
+            "elements": self.elements,
+            "stats": dict(self.stats),
+            "seconds": round(self.seconds, 6),
+            "bytes_in": self.bytes_in,
+            "bytes_out": self.bytes_out,
+        }
+
+
+def _stats_dict(stats) -> dict:
+    if stats is None:
+        return {}
+    d = stats.as_dict()
+    return {k: int(v) for k, v in d.items()}
+
+
+def cast_file(
+    src_path: str | os.PathLike,
+    dst_path: str | os.PathLike | None = None,
+    to: str = "",
+    *,
+    from_: str | None = None,
+    mode: str = "tosa",
+    saturate: bool = False,
+    force: bool = False,
+    chunk_bytes: int = npyio.DEFAULT_CHUNK_BYTES,
+    progress: Callable[[int], None] | None = None,
+) -> CastReport:
+    """Cast the `.npy` file `src_path` to dtype `to`, writing `dst_path` atomically.
+
+    `to` and `from_` take any dtype name or alias. `dst_path` defaults to
+    `default_output(src_path, to)`. `from_` reinterprets the stored bits (a uint16
+    or |V2 file as bf16). Raises `UsageError` for bad input, an illegal pair
+    (TOSA mode), an existing output without `force`, or an output naming the input.
+    `progress`, if given, is called with the number of input bytes done after
+    each chunk. Returns a `CastReport` with the element statistics.
+    """
+    from . import tosa_cast
+
+    if not to:
+        raise UsageError("no target dtype given (--to)")
+    if mode not in ("tosa", "extended"):
+        raise UsageError(f"unknown mode {mode!r} (use tosa or extended)")
+    to = canonical_name(to)
+    if from_ is not None:
+        from_ = canonical_name(from_)
+    src_path = os.fspath(src_path)
+    dst = os.fspath(dst_path) if dst_path is not None else os.fspath(default_output(src_path, to))
+
+    start = time.perf_counter()
+    header = npyio.read_header(src_path)
+    source = npyio.resolve_source(header, from_)
+    tosa_cast.check_pair(source.canonical, to, mode=mode)
+    if saturate and mode != "extended":
+        raise UsageError("--saturate is only meaningful with --mode extended (TOSA fixes overflow behaviour)")
+    out_dtype = npyio._numpy_dtype(to)
+
+    reader = npyio.ChunkReader(header, source, chunk_bytes=chunk_bytes)
+    total = None
+    done = 0
+    written = 0
+    with npyio.atomic_output(dst, force=force, protect=(src_path,)) as fp:
+        head = npyio.header_bytes(header.shape, header.fortran_order, out_dtype)
+        fp.write(head)
+        written += len(head)
+        for chunk in reader:
+            y, st = tosa_cast.cast_array(chunk, to, src=source.canonical, mode=mode, saturate=saturate, stats=True)
+            if st is not None:
+                total = st if total is None else total + st
+            y = np.ascontiguousarray(y)
+            if y.dtype != out_dtype:
+                y = y.astype(out_dtype)
+            data = memoryview(y.view(np.uint8))
+            fp.write(data)
+            written += data.nbytes
+            done += chunk.size * header.dtype.itemsize
+            if progress is not None:
+                progress(done)
+    if total is None:  # empty array: all-zero statistics
+        _, total = tosa_cast.cast_array(
+            np.empty(0, dtype=source.native), to, src=source.canonical, mode=mode, saturate=saturate, stats=True
+        )
+    return CastReport(
+        input=src_path,
+        output=dst,
+        src=source.canonical,
+        dst=to,
+        mode=mode,
+        saturate=saturate,
+        shape=header.shape,
+        fortran_order=header.fortran_order,
+        elements=header.count,
+        stats=_stats_dict(total),
+        seconds=time.perf_counter() - start,
+        bytes_in=header.offset + header.nbytes,
+        bytes_out=written,
+    )
+
+
+def expand_inputs(paths: Iterable[str | os.PathLike], to: str) -> list[str]:
+    """Files to cast: each file as given; each directory's `*.npy` files, sorted.
+
+    In a directory, our own temporary files and earlier outputs of the same cast
+    (`*.TO.npy`) are skipped.
+    """
+    out: list[str] = []
+    for p in paths:
+        p = os.fspath(p)
+        if os.path.isdir(p):
+            names = sorted(os.listdir(p))
+            found = [
+                os.path.join(p, n)
+                for n in names
+                if n.lower().endswith(".npy")
+                and npyio.TEMP_MARK not in n
+                and not n.endswith(f".{to}.npy")
+                and os.path.isfile(os.path.join(p, n))
+            ]
+            if not found:
+                raise UsageError(f"{p}: directory holds no .npy files")
+            out.extend(found)
+        elif os.path.exists(p):
+            out.append(p)
+        else:
+            raise UsageError(f"{p}: no such file or directory")
+    return out
+
+
+@dataclass
+class Outcome:
+    """The result of one file in a batch: a report, or an error message."""
+
+    input: str
+    report: CastReport | None = None
+    error: str | None = None
+    exit_code: int = 0
+
+
+def _run_one(args: tuple) -> Outcome:
+    src, dst, kwargs = args
+    try:
+        return Outcome(src, report=cast_file(src, dst, **kwargs))
+    except PromoteError as e:
+        return Outcome(src, error=str(e), exit_code=e.exit_code)
+    except (OSError, ValueError) as e:
+        return Outcome(src, error=f"{src}: {e}", exit_code=2)
+
+
+def _worker_init() -> None:
+    npyio.install_sigterm_handler()
+
+
+def cast_files(
+    inputs: list[str],
+    outputs: list[str | None] | None = None,
+    *,
+    jobs: int | None = None,
+    **kwargs,
+) -> Iterator[Outcome]:
+    """Cast several files, `jobs` at a time in worker processes; yields in input order."""
+    outputs = outputs or [None] * len(inputs)
+    tasks = [(s, d, kwargs) for s, d in zip(inputs, outputs)]
+    jobs = jobs or os.cpu_count() or 1
+    jobs = max(1, min(jobs, len(tasks)))
+    if jobs == 1:
+        for t in tasks:
+            yield _run_one(t)
+        return
+    ex = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
+    try:
+        futures = [ex.submit(_run_one, t) for t in tasks]
+        for f in futures:
+            yield f.result()
+    except BaseException:
+        # Interrupted: stop the workers; each removes its temporary file on SIGTERM.
+        for f in futures if "futures" in locals() else ():
+            f.cancel()
+        for proc in list(getattr(ex, "_processes", {}).values()):
+            try:
+                proc.terminate()
+            except Exception:
+                pass
+        ex.shutdown(wait=True, cancel_futures=True)
+        raise
+    else:
+        ex.shutdown(wait=True)

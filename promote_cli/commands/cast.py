@@ -1,0 +1,185 @@
+"""`promote cast`: convert .npy files with TOSA CAST semantics.
+
+Parsing and rendering only; the work is done by `promote_cli.castfile`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from ..errors import EXIT_NO, EXIT_OK, EXIT_USAGE, PromoteError
+
+_STAT_ORDER = (
+    "exact",
+    "rounded",
+    "overflow_inf",
+    "overflow_nan",
+    "saturated",
+    "nan_in",
+    "subnormal_out",
+    "unpredictable",
+)
+
+
+def _fail(message: str) -> None:
+    click.echo(f"promote cast: {message}", err=True)
+
+
+def _text_line(report) -> str:
+    s = report.stats
+    shape = "x".join(str(d) for d in report.shape) if report.shape else "scalar"
+    overflow = s.get("overflow_inf", 0) + s.get("overflow_nan", 0) + s.get("saturated", 0)
+    parts = [
+        f"{report.input} -> {report.output}: {report.src} -> {report.dst} ({report.mode}),",
+        f"{report.elements} elements ({shape}):",
+        f"{s.get('exact', 0)} exact, {s.get('rounded', 0)} rounded,",
+        f"{overflow} overflowed ({s.get('overflow_inf', 0)} to inf, {s.get('overflow_nan', 0)} to NaN,"
+        f" {s.get('saturated', 0)} saturated),",
+        f"{s.get('nan_in', 0)} NaN in, {s.get('subnormal_out', 0)} subnormal out,",
+        f"{s.get('unpredictable', 0)} unpredictable",
+    ]
+    extra = [f"{k} {v}" for k, v in s.items() if k not in _STAT_ORDER]
+    line = " ".join(parts)
+    if extra:
+        line += " (" + ", ".join(extra) + ")"
+    return line
+
+
+class _Progress:
+    """A Rich progress bar on stderr, only when stderr is a terminal."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.progress = None
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                DownloadColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+                TransferSpeedColumn,
+            )
+
+            self.progress = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                DownloadColumn(),
+                TransferSpeedColumn(),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=True,
+            )
+            self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self.progress is not None:
+            self.progress.__exit__(*exc)
+        return False
+
+    def task(self, description: str, total: int):
+        if self.progress is None:
+            return None
+        tid = self.progress.add_task(description, total=total)
+        return lambda done: self.progress.update(tid, completed=done)
+
+
+@click.command("cast")
+@click.argument("inputs", nargs=-1, required=True, metavar="IN.npy [IN2.npy ... | DIR]")
+@click.option("--to", "to", required=True, metavar="DTYPE", help="Target dtype (any name or alias).")
+@click.option("-o", "--output", "output", metavar="OUT.npy", default=None,
+              help="Output file (one input only). Default: IN.DTYPE.npy next to the input.")
+@click.option("--from", "from_", metavar="DTYPE", default=None,
+              help="Reinterpret the stored bits as DTYPE (a uint16 or |V2 file as bf16, uint8 or |V1 as fp8).")
+@click.option("--mode", type=click.Choice(["tosa", "extended"]), default="tosa", show_default=True,
+              help="tosa: only the pairs TOSA CAST defines; extended: any numeric pair.")
+@click.option("--saturate", is_flag=True, help="Clamp float overflow to the largest finite value (--mode extended).")
+@click.option("--force", is_flag=True, help="Overwrite an existing output file (never the input).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Report format: one line (text) or one JSON object (json) per file.")
+@click.option("--fail-on", "fail_on", multiple=True, type=click.Choice(["overflow", "inexact", "nan"]),
+              help="Exit 1 when any element overflowed / was not exact / was or became NaN. Repeatable.")
+@click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Files cast in parallel (default: the number of CPUs).")
+def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs):
+    """Cast .npy files to DTYPE with TOSA CAST semantics.
+
+    Streams in chunks (memory stays bounded), writes atomically (an interrupted
+    cast leaves no output), never overwrites its input, and reports how many
+    elements were exact, rounded, overflowed, NaN in, subnormal out and
+    unpredictable by the TOSA spec.
+
+    \b
+    Exit codes: 0 success; 1 a --fail-on condition happened; 2 usage or input error.
+    """
+    try:
+        from .. import castfile, npyio
+    except ImportError as e:  # pragma: no cover - broken installation
+        _fail(f"cannot load the cast machinery: {e}")
+        sys.exit(EXIT_USAGE)
+
+    npyio.install_sigterm_handler()
+    try:
+        to_c = castfile.canonical_name(to)
+        if from_ is not None:
+            castfile.canonical_name(from_)
+        files = castfile.expand_inputs(inputs, to_c)
+        if output is not None and len(files) != 1:
+            raise castfile.UsageError("-o/--output needs exactly one input file")
+    except PromoteError as e:
+        _fail(str(e))
+        sys.exit(e.exit_code)
+
+    kwargs = dict(to=to_c, from_=from_, mode=mode, saturate=saturate, force=force)
+    exit_code = EXIT_OK
+    show_progress = sys.stderr.isatty()
+    try:
+        with _Progress(show_progress) as bar:
+            if len(files) == 1:
+                size = os.path.getsize(files[0]) if os.path.isfile(files[0]) else 0
+                cb = bar.task(f"cast {os.path.basename(files[0])}", size) if size >= castfile.PROGRESS_MIN_BYTES else None
+                try:
+                    outcomes = [castfile.Outcome(files[0], report=castfile.cast_file(files[0], output, progress=cb, **kwargs))]
+                except PromoteError as e:
+                    outcomes = [castfile.Outcome(files[0], error=str(e), exit_code=e.exit_code)]
+                except (OSError, ValueError) as e:
+                    outcomes = [castfile.Outcome(files[0], error=f"{files[0]}: {e}", exit_code=EXIT_USAGE)]
+            else:
+                outcomes = castfile.cast_files(files, jobs=jobs, **kwargs)
+                tick = bar.task(f"cast {len(files)} files", len(files))
+            for i, oc in enumerate(outcomes):
+                if len(files) > 1 and bar.progress is not None:
+                    tick(i + 1)
+                exit_code = _emit(oc, fmt, fail_on, exit_code)
+    except (KeyboardInterrupt, npyio.Terminated):
+        _fail("interrupted; no output left behind")
+        sys.exit(130)
+    sys.exit(exit_code)
+
+
+def _emit(oc, fmt, fail_on, exit_code) -> int:
+    if oc.error is not None:
+        _fail(oc.error)
+        if fmt == "json":
+            click.echo(json.dumps({"input": oc.input, "output": None, "error": oc.error}))
+        return max(exit_code, oc.exit_code)
+    report = oc.report
+    hit = report.triggered(fail_on)
+    if fmt == "json":
+        d = report.as_dict()
+        d["failed_on"] = hit
+        click.echo(json.dumps(d))
+    else:
+        click.echo(_text_line(report))
+    if hit:
+        click.echo(f"promote cast: {report.input}: --fail-on {', '.join(hit)}", err=True)
+        return max(exit_code, EXIT_NO)
+    return exit_code
