@@ -231,6 +231,21 @@ class Opbase:
                                     f"{self.names.get(r, r)}, which has no canonical name")
         return out
 
+    def raw(self) -> dict[tuple[str, str], "str | None"]:
+        """kPromoteTypesLookup itself over every mapped pair, diagonal included."""
+        out = {}
+        for a in self.types:
+            for b in self.types:
+                r = self.cell(a, b)[0]
+                if r == self.enum["DT_UNDEFINED"]:
+                    out[self.canonical(a), self.canonical(b)] = None
+                elif self.names.get(r) in GE_NAMES:
+                    out[self.canonical(a), self.canonical(b)] = self.canonical(r)
+                else:
+                    raise SpecError(f"kPromoteTypesLookup[{self.names[a]}][{self.names[b]}] = "
+                                    f"{self.names.get(r, r)}, which has no canonical name")
+        return out
+
     def zero_filled(self) -> list[tuple[str, str]]:
         """Mapped pairs (a != b) whose cell the initialiser leaves to zero."""
         return [(self.canonical(a), self.canonical(b)) for a in self.types for b in self.types
@@ -261,10 +276,11 @@ def recording(ob: Opbase, commit: str, enum_commit: str | None) -> str:
 def toml_block(ob: Opbase, commit: str) -> str:
     types = [ob.canonical(v) for v in ob.types]
     return toml_table(
-        "main", types, ob.results(), commutative=False, refusal=REFUSAL,
+        "main", types, ob.raw(), commutative=False, refusal=REFUSAL,
         reason="aclnn's PromoteType gives DT_UNDEFINED for {a} with {b}",
-        comment=(f"PromoteType(a, b) of {PACKAGE} {commit[:12]}, rows = a, columns = b, in ge::DataType order;\n"
-                 "the diagonal is PromoteType's type_a == type_b shortcut, × = DT_UNDEFINED."),
+        comment=(f"kPromoteTypesLookup of {PACKAGE} {commit[:12]}: rows = type_a, columns = type_b, in\n"
+                 "ge::DataType order; × = DT_UNDEFINED.  Cells the initialiser leaves out are zero, i.e.\n"
+                 "DT_FLOAT (f32).  The diagonal is never read: PromoteType returns type_a first."),
     )
 
 
