@@ -1,0 +1,335 @@
+"""Probe: ask PaddlePaddle (CPU, dygraph) what dtype each binary op gives.
+
+What is asked
+    Every API of the type-promotion doc's scope table (as op names: ``add``,
+    ``remainder``, ``bitwise_and``, ``where``, ``huber_loss``, ...) and every Python
+    operator (``+ - * / // ** % == != < <= > >= & | ^``), for every dtype pair and
+    every operand kind: tensor (shape ``[2]``) with tensor, a Python scalar
+    (``py:bool|int|float|complex``) on either side of a tensor, and 0-d tensors (``0d:``, shape ``[]``) with dimensioned and with 0-d tensors.
+    Python scalars have fixed values (``True``, ``3``, ``1.5``, ``1+2j``); Paddle's
+    promotion does not look at values.
+
+How the answer is read
+    The op is run eagerly.  When it returns, the output's dtype is the answer.
+    When it raises, the first line of Paddle's message (without the ``(at
+    file:line)`` source location) is the refusal, with one exception: *decision
+    without a CPU kernel*.  Paddle decides the dtype first (``GetPromoteDtype`` in
+    ``phi/common/type_promotion.h``, or the scalar handling of the Python/C++
+    tensor patches) and only then looks up a kernel; CPU builds have no kernel for
+    some dtypes (uint16/32/64, float8, some ops on bf16/f16/bool).  That lookup
+    fails with ``The kernel with key (CPU, ..., DTYPE) of kernel `NAME` is not
+    registered``.  When ``NAME`` is the op's own kernel (or one of the few kernels
+    the op's Python wrapper computes with, listed in ``KERNELS``), ``DTYPE`` is the
+    dtype Paddle chose, and the probe reports it as the result (``bool`` for the
+    comparison and logical ops, whose kernels are keyed by their input dtype).  A
+    missing kernel anywhere else (a ``cast``, a ``full`` building an operand) is a
+    refusal like any other error, and so is a missing kernel of the bitwise ops for
+    two different dtypes (they do no promotion: their kernel is looked up for one
+    operand's dtype and would fail on the other).  The recording's
+    ``kernel_missing`` key counts, per op, the cases answered from a missing kernel.
+
+Paddle is imported inside the functions only, so importing this module never fails
+when the package is absent.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+import os
+import platform
+import re
+
+FRAMEWORK = "paddle"
+PACKAGE = "paddlepaddle"
+
+#: canonical dtype name -> attribute of the ``paddle`` module.  ``paddle.uint16`` is
+#: a real 16-bit unsigned type (the *string* "uint16" still means bfloat16 in Paddle).
+TO_PADDLE = {
+    "bool": "bool",
+    "u8": "uint8",
+    "i8": "int8",
+    "i16": "int16",
+    "i32": "int32",
+    "i64": "int64",
+    "u16": "uint16",
+    "u32": "uint32",
+    "u64": "uint64",
+    "f8e4m3": "float8_e4m3fn",
+    "f8e5m2": "float8_e5m2",
+    "bf16": "bfloat16",
+    "f16": "float16",
+    "f32": "float32",
+    "f64": "float64",
+    "c64": "complex64",
+    "c128": "complex128",
+}
+#: Paddle's dtype names (as printed in messages and ``str(dtype)``) -> canonical.
+FROM_PADDLE = {v: k for k, v in TO_PADDLE.items()}
+
+#: the Python scalar used for each ``py:KIND`` operand.
+PY_VALUES = {"bool": True, "int": 3, "float": 1.5, "complex": 1 + 2j}
+
+#: the APIs of the doc's scope table, in its order (huber_loss is listed twice there).
+API_OPS = [
+    "add", "subtract", "multiply", "divide", "floor_divide", "pow",
+    "equal", "not_equal", "less_than", "less_equal", "greater_than", "greater_equal",
+    "logical_and", "logical_or", "logical_xor",
+    "bitwise_and", "bitwise_or", "bitwise_xor",
+    "where", "fmax", "fmin", "logaddexp", "maximum", "minimum", "remainder",
+    "huber_loss", "nextafter", "atan2", "poisson_nll_loss", "l1_loss", "mse_loss",
+]
+
+#: Python operators -> the ``operator`` function that applies them (Python then
+#: calls the reflected method when the left operand is a Python scalar).
+OPERATORS = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul,
+    "/": operator.truediv, "//": operator.floordiv, "**": operator.pow,
+    "%": operator.mod,
+    "==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+    ">": operator.gt, ">=": operator.ge,
+    "&": operator.and_, "|": operator.or_, "^": operator.xor,
+}
+
+#: ops whose result is bool whatever dtype they compute in.
+BOOL_RESULT = {
+    "equal", "not_equal", "less_than", "less_equal", "greater_than", "greater_equal",
+    "logical_and", "logical_or", "logical_xor",
+    "==", "!=", "<", "<=", ">", ">=",
+}
+
+#: kernels whose missing-kernel error names the dtype the op decided on.
+KERNELS = {
+    "add": {"add"}, "subtract": {"subtract"}, "multiply": {"multiply"},
+    "divide": {"divide"}, "floor_divide": {"floor_divide"},
+    "pow": {"elementwise_pow", "pow"},
+    "equal": {"equal"}, "not_equal": {"not_equal"}, "less_than": {"less_than"},
+    "less_equal": {"less_equal"}, "greater_than": {"greater_than"},
+    "greater_equal": {"greater_equal"},
+    "logical_and": {"logical_and"}, "logical_or": {"logical_or"},
+    "logical_xor": {"logical_xor"},
+    "bitwise_and": {"bitwise_and"}, "bitwise_or": {"bitwise_or"},
+    "bitwise_xor": {"bitwise_xor"},
+    "where": {"where"}, "fmax": {"fmax"}, "fmin": {"fmin"},
+    "logaddexp": {"subtract", "abs", "scale"}, "maximum": {"maximum"}, "minimum": {"minimum"},
+    "remainder": {"remainder"}, "huber_loss": {"huber_loss"},
+    "nextafter": {"nextafter"}, "atan2": {"atan2"},
+    "poisson_nll_loss": set(), "l1_loss": {"subtract", "abs"},
+    "mse_loss": {"subtract", "square"},
+    "+": {"add", "scale"}, "-": {"subtract", "scale"}, "*": {"multiply", "scale"},
+    "/": {"divide", "scale"}, "//": {"floor_divide"},
+    "**": {"elementwise_pow", "pow"}, "%": {"remainder"},
+    "==": {"equal"}, "!=": {"not_equal"}, "<": {"less_than"}, "<=": {"less_equal"},
+    ">": {"greater_than"}, ">=": {"greater_equal"},
+    "&": {"bitwise_and"}, "|": {"bitwise_or"}, "^": {"bitwise_xor"},
+}
+
+OPS = API_OPS + list(OPERATORS)
+
+#: ops that do no type promotion: a kernel looked up for mixed dtypes is keyed by one
+#: operand's dtype and fails on the other, so a missing kernel decides nothing.
+NO_PROMOTION = {"bitwise_and", "bitwise_or", "bitwise_xor", "&", "|", "^"}
+
+
+def _same_dtype(a: str, b: str) -> bool:
+    if a.startswith("py:") or b.startswith("py:"):
+        return True
+    return a.split(":")[-1] == b.split(":")[-1]
+
+
+#: ops whose Python wrapper broadcasts its operands to one shape before the op runs.
+BROADCAST_FIRST = {"where", "atan2"}
+
+_KERNEL = re.compile(
+    r"The kernel with key \([^,]+, [^,]+, (?P<dtype>\w+)\) of kernel `(?P<kernel>\w+)` "
+    r"is not registered")
+_LOCATION = re.compile(r"\s*\(at [^()]*:\d+\)\s*$")
+_PREFIX = re.compile(r"^\(\w+\) ")
+_SENTENCE = re.compile(r"\.\s+(?=[A-Z])")
+
+
+def version() -> str | None:
+    """The installed Paddle version (e.g. ``3.3.1``), None when absent."""
+    try:
+        import paddle  # noqa: PLC0415
+    except Exception:  # pragma: no cover - depends on the environment
+        return None
+    return str(paddle.__version__)
+
+
+def clean_error(exc: BaseException) -> str:
+    """Paddle's message, trimmed to its first sentence.
+
+    The first non-empty line, without the ``(at file:line)`` source location and the
+    ``(ErrorClass)`` prefix, cut after its first sentence: the later sentences repeat
+    the operand dtypes (``But got different data type x: int64, y: float32.``) or
+    list the dtypes a kernel has, which the case already says or does not need.
+    """
+    text = str(exc).strip()
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not set(line) <= set("-"):
+            text = line
+            break
+    text = _LOCATION.sub("", text)
+    text = _PREFIX.sub("", " ".join(text.split()))
+    m = _SENTENCE.search(text)
+    if m:
+        text = text[: m.start() + 1]
+    return text or type(exc).__name__
+
+
+def _api(name: str):
+    import paddle  # noqa: PLC0415
+    import paddle.nn.functional as F  # noqa: PLC0415, N812
+
+    if name == "where":
+        def where(x, y):
+            cond = paddle.to_tensor([True, False])
+            return paddle.where(cond, x, y)
+        return where
+    if name == "huber_loss":
+        return lambda x, y: F.smooth_l1_loss(x, y, reduction="none")
+    if name in ("poisson_nll_loss", "l1_loss", "mse_loss"):
+        fn = getattr(F, name)
+        return lambda x, y: fn(x, y, reduction="none")
+    return getattr(paddle, name)
+
+
+def _setup():
+    os.environ.setdefault("GLOG_minloglevel", "3")
+    os.environ.setdefault("FLAGS_call_stack_level", "0")
+    import warnings  # noqa: PLC0415
+
+    warnings.filterwarnings("ignore")
+    import paddle  # noqa: PLC0415
+
+    paddle.disable_static()
+    paddle.set_device("cpu")
+    return paddle
+
+
+def make_operand(text: str):
+    """Build the Paddle value for an operand string (``i8``, ``0d:f16``, ``py:int``)."""
+    import paddle  # noqa: PLC0415
+
+    if text.startswith("py:"):
+        return PY_VALUES[text[3:]]
+    shape = [2]
+    if text.startswith("0d:"):
+        shape, text = [], text[3:]
+    base = paddle.ones(shape, dtype="int32")
+    return paddle.cast(base, getattr(paddle, TO_PADDLE[text]))
+
+
+def _dtype_name(dtype) -> str:
+    name = str(dtype).replace("paddle.", "")
+    return FROM_PADDLE.get(name, name)
+
+
+def ask(op: str, a: str, b: str, _cache: dict | None = None) -> tuple[str | None, str | None]:
+    """Run ``a OP b`` once; return ``(result dtype, None)`` or ``(None, error)``."""
+    result, error, _ = ask_detail(op, a, b, _cache)
+    return result, error
+
+
+def ask_detail(op: str, a: str, b: str,
+               _cache: dict | None = None) -> tuple[str | None, str | None, str]:
+    """Like `ask`, plus how the answer was read: ``ran``, ``kernel`` or ``refused``.
+
+    ``kernel``: the op's kernel for the chosen dtype is missing on CPU and the answer
+    is the dtype the missing kernel was looked up for.  For ``where`` and ``atan2``,
+    whose Python wrappers broadcast a 0-d operand (``expand``) before the op decides,
+    a missing ``expand`` kernel is answered by asking the op with the broadcast
+    operand, which is what the op itself receives.
+    """
+    fn = OPERATORS.get(op) or _api(op)
+    cache = _cache if _cache is not None else {}
+    x = cache[a] if a in cache else make_operand(a)
+    y = cache[b] if b in cache else make_operand(b)
+    try:
+        out = fn(x, y)
+    except Exception as exc:  # noqa: BLE001 - every Paddle error is an answer
+        msg = clean_error(exc)
+        m = _KERNEL.search(msg)
+        decides = op not in NO_PROMOTION or _same_dtype(a, b)
+        if m and decides and m.group("kernel") in KERNELS.get(op, ()) | {"full"}:
+            dtype = FROM_PADDLE.get(m.group("dtype"))
+            if dtype is not None:
+                return ("bool" if op in BOOL_RESULT else dtype), None, "kernel"
+        if m and m.group("kernel") == "expand" and op in BROADCAST_FIRST:
+            wide_a = a[3:] if a.startswith("0d:") else a
+            wide_b = b[3:] if b.startswith("0d:") else b
+            if (wide_a, wide_b) != (a, b):
+                result, error, how = ask_detail(op, wide_a, wide_b, _cache)
+                return result, error, how
+        return None, msg, "refused"
+    if isinstance(out, (tuple, list)):
+        out = out[0]
+    if not hasattr(out, "dtype"):
+        return None, f"returned {type(out).__name__}, not a tensor", "refused"
+    return _dtype_name(out.dtype), None, "ran"
+
+
+def operand_pairs():
+    """Every (a, b) operand pair asked for each op."""
+    types = list(TO_PADDLE)
+    scalars = [f"py:{k}" for k in PY_VALUES]
+    for a, b in itertools.product(types, types):
+        yield a, b
+        yield f"0d:{a}", b
+        yield a, f"0d:{b}"
+        yield f"0d:{a}", f"0d:{b}"
+    for t, s in itertools.product(types, scalars):
+        yield t, s
+        yield s, t
+
+
+def record(ops: list[str] | None = None) -> dict:
+    """Ask every case; return a recording (see docs/architecture.md)."""
+    _setup()
+    cache: dict = {}
+    pairs = list(operand_pairs())
+    for a, b in pairs:
+        for text in (a, b):
+            if text not in cache:
+                cache[text] = make_operand(text)
+    cases = []
+    missing: dict[str, int] = {}
+    for op in ops or OPS:
+        for a, b in pairs:
+            result, error, how = ask_detail(op, a, b, cache)
+            if how == "kernel":
+                missing[op] = missing.get(op, 0) + 1
+            cases.append([op, a, b, {}, result, error])
+    return {
+        "ruleset": FRAMEWORK,
+        "package": PACKAGE,
+        "version": version(),
+        "probe": __name__,
+        "python": platform.python_version(),
+        "device": "cpu",
+        "kernel_missing": missing,
+        "cases": cases,
+    }
+
+
+def dump(recording: dict) -> str:
+    """The recording as JSON text, one case per line."""
+    import json  # noqa: PLC0415
+
+    head = {k: v for k, v in recording.items() if k != "cases"}
+    lines = ["{" + json.dumps(head)[1:-1] + ', "cases": [']
+    body = [json.dumps(case, separators=(",", ":")) for case in recording["cases"]]
+    lines.append(",\n".join(body))
+    lines.append("]}")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # pragma: no cover - used to refresh the recording
+    import sys
+
+    out = sys.argv[1] if len(sys.argv) > 1 else "tests/data/recordings/paddle-3.3.json"
+    text = dump(record())
+    with open(out, "w", encoding="utf-8") as fh:
+        fh.write(text)
