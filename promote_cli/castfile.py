@@ -23,8 +23,8 @@ from .errors import PromoteError, UsageError
 
 #: --fail-on conditions and the statistics that trigger them.
 FAIL_ON = {
-    "overflow": ("overflow_inf", "overflow_nan", "saturated"),
-    "inexact": ("rounded", "overflow_inf", "overflow_nan", "saturated", "unpredictable"),
+    "overflow": ("overflow_inf", "overflow_nan", "saturated", "wrapped"),
+    "inexact": ("rounded", "wrapped", "overflow_inf", "overflow_nan", "saturated", "unpredictable"),
     "nan": ("nan_in", "overflow_nan"),
 }
 
@@ -106,7 +106,7 @@ def cast_file(
     mode: str = "tosa",
     saturate: bool = False,
     force: bool = False,
-    chunk_bytes: int = npyio.DEFAULT_CHUNK_BYTES,
+    chunk_bytes: int | None = None,
     progress: Callable[[int], None] | None = None,
 ) -> CastReport:
     """Cast the `.npy` file `src_path` to dtype `to`, writing `dst_path` atomically.
@@ -116,7 +116,8 @@ def cast_file(
     or |V2 file as bf16). Raises `UsageError` for bad input, an illegal pair
     (TOSA mode), an existing output without `force`, or an output naming the input.
     `progress`, if given, is called with the number of input bytes done after
-    each chunk. Returns a `CastReport` with the element statistics.
+    each chunk. `chunk_bytes` bounds the input bytes cast at a time
+    (default `npyio.DEFAULT_CHUNK_BYTES`). Returns a `CastReport` with the element statistics.
     """
     from . import tosa_cast
 
@@ -138,7 +139,7 @@ def cast_file(
         raise UsageError("--saturate is only meaningful with --mode extended (TOSA fixes overflow behaviour)")
     out_dtype = npyio._numpy_dtype(to)
 
-    reader = npyio.ChunkReader(header, source, chunk_bytes=chunk_bytes)
+    reader = npyio.ChunkReader(header, source, chunk_bytes=chunk_bytes or npyio.DEFAULT_CHUNK_BYTES)
     total = None
     done = 0
     written = 0

@@ -19,6 +19,7 @@ _STAT_ORDER = (
     "overflow_inf",
     "overflow_nan",
     "saturated",
+    "wrapped",
     "nan_in",
     "subnormal_out",
     "unpredictable",
@@ -32,13 +33,13 @@ def _fail(message: str) -> None:
 def _text_line(report) -> str:
     s = report.stats
     shape = "x".join(str(d) for d in report.shape) if report.shape else "scalar"
-    overflow = s.get("overflow_inf", 0) + s.get("overflow_nan", 0) + s.get("saturated", 0)
+    overflow = sum(s.get(k, 0) for k in ("overflow_inf", "overflow_nan", "saturated", "wrapped"))
     parts = [
         f"{report.input} -> {report.output}: {report.src} -> {report.dst} ({report.mode}),",
         f"{report.elements} elements ({shape}):",
         f"{s.get('exact', 0)} exact, {s.get('rounded', 0)} rounded,",
         f"{overflow} overflowed ({s.get('overflow_inf', 0)} to inf, {s.get('overflow_nan', 0)} to NaN,"
-        f" {s.get('saturated', 0)} saturated),",
+        f" {s.get('saturated', 0)} saturated, {s.get('wrapped', 0)} wrapped),",
         f"{s.get('nan_in', 0)} NaN in, {s.get('subnormal_out', 0)} subnormal out,",
         f"{s.get('unpredictable', 0)} unpredictable",
     ]

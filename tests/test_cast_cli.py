@@ -1,0 +1,383 @@
+"""`promote cast` and `castfile.cast_file`: files in, files out, reports, exit codes.
+
+The cast itself is `tosa_cast.cast_array`'s; here the streamed file cast is
+compared with that in-memory cast of the whole array, so these tests check the
+file handling, never re-derive cast values.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import ml_dtypes  # noqa: F401
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from promote_cli import castfile, npyio, tosa_cast
+from promote_cli.commands.cast import cast
+from promote_cli.npdtypes import numpy_dtype
+
+
+def run(*args):
+    return CliRunner().invoke(cast, [str(a) for a in args], catch_exceptions=False)
+
+
+def _leftovers(directory):
+    return [n for n in os.listdir(directory) if npyio.TEMP_MARK in n]
+
+
+def _fingerprint(p: Path):
+    st = p.stat()
+    return p.read_bytes(), st.st_mtime_ns, st.st_size
+
+
+@pytest.fixture
+def weights(tmp_path):
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((64, 33)) * 1000).astype(np.float32)
+    x[0, :4] = [np.nan, np.inf, -np.inf, 1e-30]
+    x[1, :2] = [1e6, -1e6]
+    p = tmp_path / "w.npy"
+    np.save(p, x)
+    return p, x
+
+
+def _bits(a):
+    a = np.asarray(a)
+    return a.reshape(-1).view(f"u{a.dtype.itemsize}").tolist()
+
+
+# --------------------------------------------------------------------------- results
+
+
+def test_default_output_name_and_values(weights):
+    p, x = weights
+    before = _fingerprint(p)
+    r = run(p, "--to", "float16")
+    assert r.exit_code == 0, r.stderr
+    out = p.with_name("w.f16.npy")
+    assert out.exists()
+    assert str(out) in r.stdout
+    want, st = tosa_cast.cast_array(x, "f16", src="f32", stats=True)
+    got = np.load(out, allow_pickle=False)
+    assert got.dtype == np.float16 and got.shape == x.shape
+    assert _bits(got) == _bits(want)
+    assert _fingerprint(p) == before
+    assert _leftovers(p.parent) == []
+
+
+@pytest.mark.parametrize("to", ["bf16", "f8e4m3", "f8e5m2", "i8"])
+def test_streamed_equals_in_memory(tmp_path, weights, to):
+    p, x = weights
+    if ("f32", to) not in tosa_cast.LEGAL:
+        pytest.skip(f"f32 -> {to} is not a TOSA CAST")
+    out = tmp_path / f"o-{to}.npy"
+    rep = castfile.cast_file(p, out, to=to, chunk_bytes=1000)  # many small chunks
+    want, st = tosa_cast.cast_array(x, to, src="f32", stats=True)
+    got = npyio.read_npy(out)  # no --from needed for our own output
+    assert got.dtype == want.dtype
+    assert _bits(got) == _bits(want)
+    assert rep.stats == {k: int(v) for k, v in st.as_dict().items()}
+    assert rep.elements == x.size
+
+
+def test_fortran_big_endian_0d_and_empty(tmp_path):
+    cases = {
+        "fortran": np.asfortranarray(np.arange(12, dtype=">f4").reshape(3, 4) / 3),
+        "zerod": np.array(2.5, dtype=">f4"),
+        "empty": np.zeros((0, 5), dtype="<f4"),
+    }
+    for name, arr in cases.items():
+        p = tmp_path / f"{name}.npy"
+        np.save(p, arr)
+        r = run(p, "--to", "f16", "--format", "json")
+        assert r.exit_code == 0, r.stderr
+        got = np.load(tmp_path / f"{name}.f16.npy")
+        want, _ = tosa_cast.cast_array(np.ascontiguousarray(arr, dtype="=f4"), "f16", src="f32")
+        assert got.shape == arr.shape
+        assert got.flags.f_contiguous == arr.flags.f_contiguous
+        assert _bits(got) == _bits(np.asarray(want).reshape(arr.shape))
+        rep = json.loads(r.stdout)
+        assert rep["elements"] == arr.size
+        assert rep["shape"] == list(arr.shape)
+
+
+def test_from_reinterprets_bf16_bits_and_round_trip(tmp_path):
+    bits = np.array([0x3FC0, 0xC000, 0x7F80, 0x0001, 0x7FC0], dtype=np.uint16)
+    p = tmp_path / "b.npy"
+    np.save(p, bits)
+    r = run(p, "--to", "f32", "--from", "bfloat16")
+    assert r.exit_code == 0, r.stderr
+    want, _ = tosa_cast.cast_array(bits.view(ml_dtypes.bfloat16), "f32", src="bf16")
+    assert _bits(np.load(tmp_path / "b.f32.npy")) == _bits(want)
+    # and back: our bf16 output is read without --from and loads in numpy as bfloat16
+    r = run(tmp_path / "b.f32.npy", "--to", "bf16")
+    assert r.exit_code == 0, r.stderr
+    back = np.load(tmp_path / "b.f32.bf16.npy")
+    assert back.dtype == np.dtype(ml_dtypes.bfloat16)
+
+
+# --------------------------------------------------------------------------- legality
+
+
+def _illegal_pair():
+    names = tosa_cast.EXTENDED_TYPES
+    for a in names:
+        for b in names:
+            if a != b and (a, b) not in tosa_cast.LEGAL:
+                return a, b
+    pytest.skip("every pair is legal")
+
+
+def test_refused_pair_names_a_route(tmp_path):
+    a, b = _illegal_pair()
+    p = tmp_path / "x.npy"
+    np.save(p, np.zeros(3, numpy_dtype(a)))
+    r = run(p, "--to", b)
+    assert r.exit_code == 2
+    assert r.stdout == ""
+    assert len(r.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in r.stderr
+    assert not (tmp_path / f"x.{b}.npy").exists()
+    r = run(p, "--to", b, "--mode", "extended")
+    assert r.exit_code == 0, r.stderr
+
+
+def test_extended_mode_every_numeric_pair(tmp_path):
+    names = tosa_cast.EXTENDED_TYPES
+    for a in names:
+        p = tmp_path / f"{a}.npy"
+        x = np.array([0, 1, -1, 3, 100], dtype=np.float64)
+        if a.startswith("u"):
+            x = np.abs(x)
+        npyio.write_npy(p, x.astype(numpy_dtype(a)))  # names ml_dtypes types: no --from needed
+        for b in names:
+            out = tmp_path / f"{a}-{b}.npy"
+            rep = castfile.cast_file(p, out, to=b, mode="extended")
+            assert np.load(out).dtype == numpy_dtype(b), (a, b)
+            assert rep.elements == 5
+
+
+def test_saturate_needs_extended(weights):
+    p, _ = weights
+    r = run(p, "--to", "f16", "--saturate")
+    assert r.exit_code == 2
+    r = run(p, "--to", "f16", "--saturate", "--mode", "extended", "--format", "json")
+    assert r.exit_code == 0, r.stderr
+    stats = json.loads(r.stdout)["stats"]
+    assert stats["overflow_inf"] == 0 and stats["saturated"] > 0
+
+
+# --------------------------------------------------------------------------- reports and exit codes
+
+
+def test_json_report(weights):
+    p, x = weights
+    r = run(p, "--to", "f16", "--format", "json")
+    assert r.exit_code == 0
+    rep = json.loads(r.stdout)
+    assert rep["from"] == "f32" and rep["to"] == "f16" and rep["mode"] == "tosa"
+    assert rep["elements"] == x.size
+    assert set(rep["stats"]) >= {
+        "exact", "rounded", "overflow_inf", "overflow_nan", "saturated", "nan_in", "subnormal_out", "unpredictable",
+    }
+    assert rep["stats"]["nan_in"] == 1
+    assert rep["stats"]["overflow_inf"] == 2
+    assert rep["failed_on"] == []
+
+
+@pytest.mark.parametrize(
+    "values,cond,fails",
+    [
+        ([1.0, 2.0], "overflow", False),
+        ([1.0, 1e6], "overflow", True),
+        ([1.0, 2.0], "inexact", False),
+        ([1.0, 0.1], "inexact", True),
+        ([1.0, 0.1], "nan", False),
+        ([1.0, np.nan], "nan", True),
+    ],
+)
+def test_fail_on(tmp_path, values, cond, fails):
+    p = tmp_path / "v.npy"
+    np.save(p, np.array(values, dtype=np.float32))
+    r = run(p, "--to", "f16", "--fail-on", cond, "--format", "json")
+    assert r.exit_code == (1 if fails else 0), r.stderr
+    assert json.loads(r.stdout)["failed_on"] == ([cond] if fails else [])
+    assert (tmp_path / "v.f16.npy").exists()  # the output is still written
+
+
+def test_text_report_is_one_line(weights):
+    p, _ = weights
+    r = run(p, "--to", "f16")
+    lines = r.stdout.strip().splitlines()
+    assert len(lines) == 1
+    assert "exact" in lines[0] and "rounded" in lines[0] and "NaN in" in lines[0]
+
+
+# --------------------------------------------------------------------------- files
+
+
+def test_existing_output_needs_force(weights):
+    p, _ = weights
+    out = p.with_name("w.f16.npy")
+    out.write_bytes(b"keep me")
+    r = run(p, "--to", "f16")
+    assert r.exit_code == 2 and "--force" in r.stderr
+    assert out.read_bytes() == b"keep me"
+    r = run(p, "--to", "f16", "--force")
+    assert r.exit_code == 0
+    assert np.load(out).dtype == np.float16
+
+
+def test_never_overwrites_input(weights, tmp_path):
+    p, _ = weights
+    before = _fingerprint(p)
+    link = tmp_path / "link.npy"
+    link.symlink_to(p)
+    for target in (p, link, tmp_path / "." / "w.npy"):
+        r = run(p, "--to", "f16", "-o", target, "--force")
+        assert r.exit_code == 2, target
+        assert "input" in r.stderr
+    assert _fingerprint(p) == before
+    assert _leftovers(tmp_path) == []
+
+
+def test_interrupted_cast_leaves_nothing(weights, monkeypatch):
+    p, _ = weights
+    before = _fingerprint(p)
+    real = tosa_cast.cast_array
+    calls = []
+
+    def flaky(*a, **k):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(*a, **k)
+
+    monkeypatch.setattr(tosa_cast, "cast_array", flaky)
+    monkeypatch.setattr(npyio, "DEFAULT_CHUNK_BYTES", 1024)
+    with pytest.raises(KeyboardInterrupt):
+        castfile.cast_file(p, to="f16", chunk_bytes=1024)
+    assert not p.with_name("w.f16.npy").exists()
+    assert _leftovers(p.parent) == []
+    calls.clear()
+    r = CliRunner().invoke(cast, [str(p), "--to", "f16"])
+    assert r.exit_code == 130
+    assert not p.with_name("w.f16.npy").exists()
+    assert _leftovers(p.parent) == []
+    assert _fingerprint(p) == before
+
+
+def test_sigterm_mid_cast_leaves_nothing(weights):
+    p, _ = weights
+    code = textwrap.dedent(
+        f"""
+        import os, signal, sys
+        from promote_cli import tosa_cast, npyio
+        from promote_cli.commands.cast import cast
+        real = tosa_cast.cast_array
+        n = []
+        def slow(*a, **k):
+            n.append(1)
+            if len(n) == 2:
+                os.kill(os.getpid(), signal.SIGTERM)
+            return real(*a, **k)
+        tosa_cast.cast_array = slow
+        npyio.DEFAULT_CHUNK_BYTES = 1024
+        cast([{str(p)!r}, "--to", "f16"])
+        """
+    )
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 130, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "interrupted" in proc.stderr
+    assert not p.with_name("w.f16.npy").exists()
+    assert _leftovers(p.parent) == []
+
+
+def test_directory_input_parallel_in_order(tmp_path):
+    d = tmp_path / "d"
+    d.mkdir()
+    for i, name in enumerate(["c", "a", "b"]):
+        np.save(d / f"{name}.npy", np.full(10, i + 0.1, dtype=np.float32))
+    (d / "notes.txt").write_text("ignored")
+    r = run(d, "--to", "f16", "--jobs", "2", "--format", "json")
+    assert r.exit_code == 0, r.stderr
+    reps = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [Path(x["input"]).name for x in reps] == ["a.npy", "b.npy", "c.npy"]
+    assert sorted(n for n in os.listdir(d) if n.endswith(".f16.npy")) == ["a.f16.npy", "b.f16.npy", "c.f16.npy"]
+    # a second run skips the outputs of the first and needs --force for the rest
+    r = run(d, "--to", "f16", "--jobs", "2")
+    assert r.exit_code == 2
+    assert r.stderr.count("--force") == 3
+    r = run(d, "--to", "f16", "--force", "--jobs", "1")
+    assert r.exit_code == 0
+    assert len(r.stdout.splitlines()) == 3
+
+
+def test_several_inputs_one_bad(tmp_path):
+    good = tmp_path / "good.npy"
+    np.save(good, np.ones(4, np.float32))
+    bad = tmp_path / "bad.npy"
+    bad.write_bytes(b"not an array")
+    r = run(good, bad, "--to", "f16", "--jobs", "2")
+    assert r.exit_code == 2
+    assert (tmp_path / "good.f16.npy").exists()
+    assert not (tmp_path / "bad.f16.npy").exists()
+    assert r.stderr.count("\n") == 1 and "bad.npy" in r.stderr
+
+
+@pytest.mark.parametrize(
+    "args,match",
+    [
+        (["--to", "flaot16"], "unknown dtype"),
+        (["--to", "f16", "--from", "nope"], "unknown dtype"),
+        (["--to", "f16", "-o", "x.npy", "EXTRA"], "exactly one input"),
+        (["MISSING.npy", "--to", "f16"], "no such file"),
+    ],
+)
+def test_usage_errors_are_one_line(weights, args, match):
+    p, _ = weights
+    args = [a if a != "EXTRA" else str(p) for a in args]
+    if args[0] != "MISSING.npy":
+        args = [str(p)] + args
+    r = run(*args)
+    assert r.exit_code == 2
+    assert match in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+
+
+def test_pickle_file_refused(tmp_path):
+    p = tmp_path / "o.npy"
+    np.save(p, np.array([object()], dtype=object), allow_pickle=True)
+    r = run(p, "--to", "f16")
+    assert r.exit_code == 2 and "objects" in r.stderr
+    assert not (tmp_path / "o.f16.npy").exists()
+
+
+def test_stream_memory_stays_bounded(tmp_path):
+    """A cast's chunks never exceed chunk_bytes of input (bounded, not timed)."""
+    n = 1 << 20
+    p = tmp_path / "m.npy"
+    np.save(p, np.linspace(-70000, 70000, n, dtype=np.float32))
+    seen = []
+    real = tosa_cast.cast_array
+
+    def spy(x, *a, **k):
+        seen.append(x.nbytes)
+        return real(x, *a, **k)
+
+    tosa_cast.cast_array, saved = spy, tosa_cast.cast_array
+    try:
+        castfile.cast_file(p, tmp_path / "o.npy", to="f16", chunk_bytes=256 << 10)
+    finally:
+        tosa_cast.cast_array = saved
+    assert max(seen) <= 256 << 10
+    assert sum(seen) == n * 4
