@@ -1,0 +1,28 @@
+"""Probes: modules that ask a real framework and produce recordings (see docs/architecture.md)."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import tempfile
+
+
+def write_recording(data: dict, path: str) -> None:
+    """Write a recording with one case per line, atomically."""
+    head = {k: v for k, v in data.items() if k != "cases"}
+    head.setdefault("python", platform.python_version())
+    lines = ["{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in head.items()) + ', "cases": [']
+    cases = data["cases"]
+    lines += [" " + json.dumps(c, ensure_ascii=False) + ("," if i < len(cases) - 1 else "")
+              for i, c in enumerate(cases)]
+    lines.append("]}")
+    directory = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".promote-", suffix=".json.tmp", dir=directory)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write("\n".join(lines) + "\n")
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise

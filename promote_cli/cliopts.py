@@ -1,0 +1,93 @@
+"""Option declarations shared by the commands, with shell completion read from data."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import click
+from click.shell_completion import CompletionItem
+
+from .errors import UsageError
+
+
+def _complete_framework(ctx, param, incomplete):
+    from . import registry
+    from .rulefile import read_toml
+
+    items = []
+    for stem, path in registry.rule_files().items():
+        name = stem.split("@", 1)[0]
+        version = read_toml(path).get("version")
+        for label in {name, f"{name}@{version}"}:
+            if label.startswith(incomplete):
+                items.append(label)
+    return [CompletionItem(x) for x in sorted(set(items))]
+
+
+def _complete_dtype(ctx, param, incomplete):
+    from .dtypes import DTYPES
+
+    prefix = ""
+    for form in ("0d:", "weak:"):
+        if incomplete.lower().startswith(form):
+            prefix, incomplete = incomplete[: len(form)], incomplete[len(form):]
+    names = [f"{prefix}{n}" for n in DTYPES if n.startswith(incomplete.lower())]
+    if not prefix:
+        names += [p for p in ("py:bool", "py:int", "py:float", "py:complex", "0d:", "weak:") if p.startswith(incomplete)]
+    return [CompletionItem(n) for n in names]
+
+
+def _complete_op(ctx, param, incomplete):
+    from . import registry
+
+    fw = ctx.params.get("framework")
+    if not fw:
+        return []
+    try:
+        rs = registry.load(fw)
+    except Exception:
+        return []
+    return [CompletionItem(o) for o in rs.op_index if o.startswith(incomplete)]
+
+
+framework_option = click.option(
+    "--framework", "-f", metavar="NAME[@VERSION]", envvar="PROMOTE_FRAMEWORK", shell_complete=_complete_framework,
+    help="Framework ruleset (see `promote frameworks`); default from $PROMOTE_FRAMEWORK.")
+op_option = click.option("--op", default="add", show_default=True, shell_complete=_complete_op,
+                         help="The operation (API name or operator symbol, as the framework lists them).")
+option_option = click.option(
+    "--option", "-O", "options", multiple=True, metavar="KEY=VALUE",
+    help="A framework attribute, e.g. -O promote_unsafe=true (repeatable).")
+dtype_argument_completion = _complete_dtype
+complete_framework = _complete_framework
+
+
+def parse_options(pairs) -> dict:
+    """`KEY=VALUE` strings to a dict; UsageError for a malformed one."""
+    out = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"-O takes KEY=VALUE, got {pair!r}")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def require_framework(framework: str | None) -> str:
+    if not framework:
+        raise UsageError("which framework? give -f NAME (see `promote frameworks`)")
+    return framework
+
+
+def color_wanted(color: str) -> bool:
+    """--color auto|always|never, honouring NO_COLOR and whether stdout is a terminal."""
+    if color == "always":
+        return True
+    if color == "never" or os.environ.get("NO_COLOR"):
+        return False
+    return sys.stdout.isatty()
+
+
+color_option = click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
+                            show_default=True, help="Colour and boxes (auto: only on a terminal without NO_COLOR).")

@@ -1,0 +1,380 @@
+"""Answering a query from a compiled `Ruleset`.
+
+    answer(ruleset, a, b, op, options) -> Answer
+
+1. the op name picks an op group; the options are parsed against their declarations;
+2. operand forms are normalised by the file's `[operands]` policy, dtypes outside
+   `types` are refused;
+3. the first `[[rules]]` clause whose condition holds gives a result (or refuses);
+4. every matching `[[after]]` clause adjusts the result or refuses;
+5. a refusal is explained: the engine re-asks with each option's hint values and says
+   which one would give a result.
+Answers are memoised per ruleset.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from . import dtypes, operands
+from .dtypes import DTYPES, DType
+from .errors import PromoteError, Refusal, UsageError
+from .expr import function_table
+from .operands import PYTHON, RANK0, TENSOR, WEAK, Operand
+from .rulefile import REFUSE, Clause, Ruleset
+
+
+@dataclass
+class Answer:
+    """One query's answer. `result` is the canonical result operand, None when refused."""
+
+    framework: str
+    version: str
+    op: str
+    a: str
+    b: str
+    options: dict
+    result: str | None
+    rule: str | None
+    reason: str
+    refusal: str | None = None
+    hint: dict | None = None
+    result_operand: Operand | None = field(default=None, repr=False)
+
+    @property
+    def refused(self) -> bool:
+        return self.result is None
+
+    def to_dict(self) -> dict:
+        data = {"framework": self.framework, "op": self.op, "a": self.a, "b": self.b, "result": self.result}
+        if self.refusal is not None:
+            data["error"] = self.refusal
+        data["rule"] = self.rule
+        if self.reason:
+            data["reason"] = self.reason
+        if self.hint:
+            data["allowed_with"] = self.hint
+        data["version"] = self.version
+        data["options"] = self.options
+        return data
+
+
+class _Decided(Exception):
+    """A clause refused; carries the rule name."""
+
+    def __init__(self, message: str, rule: str | None):
+        super().__init__(message)
+        self.rule = rule
+
+
+# ---- the functions rule expressions may call ----------------------------------------
+
+def _dt(x) -> DType:
+    if isinstance(x, DType):
+        return x
+    if isinstance(x, Operand):
+        if x.dtype is None:
+            raise Refusal(f"{x} has no dtype of its own here")
+        return x.dtype
+    raise TypeError(f"expected a dtype or operand, got {x!r}")
+
+
+def _kind(x) -> str:
+    return x.kind if isinstance(x, (DType, Operand)) else _dt(x).kind
+
+
+def _form(x) -> str:
+    return x.form if isinstance(x, Operand) else TENSOR
+
+
+def _int_range(x) -> tuple[int, int]:
+    d = _dt(x)
+    if d.kind == "bool":
+        return 0, 1
+    if d.kind not in ("signed", "unsigned"):
+        raise Refusal(f"{d} is not an integer")
+    return int(d.min), int(d.max)
+
+
+def _signed_int(n: int) -> DType:
+    found = dtypes.int_of(int(n), True)
+    if found is None:
+        raise Refusal(f"there is no {n}-bit signed integer type")
+    return found
+
+
+def _unsigned_int(n: int) -> DType:
+    found = dtypes.int_of(int(n), False)
+    if found is None:
+        raise Refusal(f"there is no {n}-bit unsigned integer type")
+    return found
+
+
+def _complex_of(x) -> DType:
+    d = _dt(x)
+    if d.kind == "complex":
+        return d
+    for c in DTYPES.values():
+        if c.kind == "complex" and c.bits == 2 * d.bits and d.kind == "float" and (c.exp_bits, c.man_bits) == (
+                d.exp_bits, d.man_bits):
+            return c
+    raise Refusal(f"there is no complex type with {d} parts")
+
+
+def _real_of(x) -> DType:
+    d = _dt(x)
+    if d.kind != "complex":
+        return d
+    return next(f for f in DTYPES.values() if f.kind == "float" and f.bits * 2 == d.bits
+                and (f.exp_bits, f.man_bits) == (d.exp_bits, d.man_bits))
+
+
+def _environment(rs: Ruleset) -> dict:
+    """The evaluation globals of one ruleset: functions, dtype names, constants."""
+    ints = sorted((d for d in rs.types if d.kind in ("signed", "unsigned")), key=lambda d: (d.bits, d.kind))
+    floats = sorted((d for d in rs.types if d.kind == "float" and d.exp_bits), key=lambda d: (d.bits, -d.man_bits))
+
+    def smallest_int(x, y) -> DType:
+        lo = min(_int_range(x)[0], _int_range(y)[0])
+        hi = max(_int_range(x)[1], _int_range(y)[1])
+        signed_wanted = lo < 0
+        fits = [d for d in ints if d.min <= lo and d.max >= hi]
+        if not fits:
+            raise Refusal(f"no integer type of {rs.name} holds both {x} and {y}")
+        width = fits[0].bits
+        same = [d for d in fits if d.bits == width]
+        return next((d for d in same if (d.kind == "signed") == signed_wanted), same[0])
+
+    def smallest_float(x, y) -> DType:
+        e = max(_dt(x).exp_bits, _dt(y).exp_bits)
+        m = max(_dt(x).man_bits, _dt(y).man_bits)
+        for d in floats:
+            if d.exp_bits >= e and d.man_bits >= m:
+                return d
+        raise Refusal(f"no floating-point type of {rs.name} holds both {x} and {y}")
+
+    def table(name: str, x, y):
+        t = rs.tables[name]
+        row = _key(x, t.rows)
+        col = _key(y, t.columns)
+        cell = t.cells.get((row, col)) if row is not None and col is not None else None
+        if cell is None or cell is REFUSE:
+            raise Refusal(t.reason.format(a=x, b=y, table=name))
+        return cell
+
+    def join(name: str, x, y):
+        lat = rs.lattices[name]
+        kx, ky = _key(x, lat.upper), _key(y, lat.upper)
+        if kx is None or ky is None:
+            raise Refusal(lat.reason.format(a=x, b=y))
+        common = lat.upper[kx] & lat.upper[ky]
+        least = [c for c in common if common <= lat.upper[c]]
+        if len(least) != 1:
+            raise Refusal(lat.reason.format(a=x, b=y))
+        return lat.nodes[least[0]]
+
+    env = function_table(
+        is_bool=lambda x: _kind(x) == "bool",
+        is_int=lambda x: _kind(x) in ("signed", "unsigned"),
+        is_signed=lambda x: _kind(x) == "signed",
+        is_unsigned=lambda x: _kind(x) == "unsigned",
+        is_float=lambda x: _kind(x) == "float",
+        is_complex=lambda x: _kind(x) == "complex",
+        kind=_kind,
+        priority=lambda x: {"bool": 0, "signed": 1, "unsigned": 1, "float": 2, "complex": 3}[_kind(x)],
+        is_tensor=lambda x: _form(x) == TENSOR,
+        is_rank0=lambda x: _form(x) == RANK0,
+        is_python=lambda x: _form(x) == PYTHON,
+        is_weak=lambda x: _form(x) == WEAK,
+        dtype=_dt,
+        bits=lambda x: _dt(x).bits,
+        exp_bits=lambda x: _dt(x).exp_bits,
+        man_bits=lambda x: _dt(x).man_bits,
+        signed_int=_signed_int,
+        unsigned_int=_unsigned_int,
+        smallest_int=smallest_int,
+        smallest_float=smallest_float,
+        complex_of=_complex_of,
+        real_of=_real_of,
+        weak=lambda x: Operand(WEAK, _dt(x)),
+        strong=lambda x: Operand(TENSOR, _dt(x)),
+        table=table,
+        join=join,
+        max=max, min=min, abs=abs,
+    )
+    env.update(DTYPES)
+    env.update(true=True, false=False)
+    return env
+
+
+def _key(x, keys) -> str | None:
+    """The table/lattice key for x: its own spelling, else its plain dtype."""
+    text = str(x)
+    if text in keys:
+        return text
+    if isinstance(x, Operand) and x.dtype is not None and x.dtype.name in keys:
+        return x.dtype.name
+    return None
+
+
+# ---- answering --------------------------------------------------------------------
+
+def resolve_op(rs: Ruleset, op: str) -> str:
+    """The op group of an op name; UsageError naming the valid ones."""
+    if rs.ops is None:
+        return op
+    group = rs.op_index.get(op)
+    if group is None:
+        import difflib
+
+        close = difflib.get_close_matches(op, list(rs.op_index), n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise UsageError(f"{rs.name} has no op {op!r}{hint}; ops: {', '.join(rs.op_index)}")
+    return group
+
+
+def parse_options(rs: Ruleset, given: dict | None) -> dict:
+    """Typed option values (defaults filled in); UsageError for unknown names or bad values."""
+    values = {name: opt.default for name, opt in rs.options.items()}
+    for name, value in (given or {}).items():
+        opt = rs.options.get(name)
+        if opt is None:
+            valid = ", ".join(rs.options) or "none"
+            raise UsageError(f"{rs.name} has no option {name!r} (options: {valid})")
+        values[name] = opt.parse(value)
+    return values
+
+
+def normalise(rs: Ruleset, x: Operand | str) -> Operand:
+    """Apply the file's operand policy; UsageError for a form it refuses, Refusal for foreign dtypes."""
+    if isinstance(x, str):
+        x = operands.parse(x)
+    policy = rs.operands
+    if x.form == RANK0 and policy.rank0 == "tensor":
+        x = x.with_form(TENSOR)
+    elif x.form == WEAK:
+        if policy.weak == "refuse":
+            raise UsageError(policy.refuse_message or f"{rs.name} has no rules for weak operands like {x}")
+        if policy.weak == "tensor":
+            x = x.with_form(TENSOR)
+    elif x.form == PYTHON:
+        if isinstance(policy.python, dict):
+            mapped = policy.python.get(x.pykind)
+            if mapped is None:
+                raise UsageError(f"{rs.name} has no Python {x.pykind} scalars")
+            x = mapped
+        elif policy.python == "refuse":
+            raise UsageError(policy.refuse_message or f"{rs.name} has no rules for Python scalars like {x}")
+    if x.dtype is not None and x.dtype not in rs.types:
+        raise Refusal(rs.unsupported_type.format(dtype=x.dtype))
+    return x
+
+
+def answer(rs: Ruleset, a, b, op: str = "add", options: dict | None = None) -> Answer:
+    """The answer of ruleset `rs` for `a op b` with `options` (names -> values)."""
+    group = resolve_op(rs, op)
+    values = parse_options(rs, options)
+    a_in = a if isinstance(a, Operand) else operands.parse(a)
+    b_in = b if isinstance(b, Operand) else operands.parse(b)
+    shown = {k: v.name if isinstance(v, DType) else v for k, v in values.items()}
+    base = dict(framework=rs.name, version=rs.version, op=op, a=str(a_in), b=str(b_in), options=shown)
+    try:
+        na, nb = normalise(rs, a_in), normalise(rs, b_in)
+    except Refusal as exc:
+        return Answer(**base, result=None, rule="types", reason=str(exc), refusal=str(exc))
+    memo = rs.state.setdefault("memo", {})
+    key = (group, str(na), str(nb), tuple(values.items()))
+    hit = memo.get(key)
+    if hit is None:
+        hit = memo[key] = _decide(rs, group, na, nb, values)
+    result, rule, reason, refusal = hit
+    hint = None
+    if result is None:
+        hint = _hint(rs, group, na, nb, values)
+    return Answer(**base, result=str(result) if result is not None else None, rule=rule, reason=reason,
+                  refusal=refusal, hint=hint, result_operand=result)
+
+
+def _decide(rs: Ruleset, group: str, a: Operand, b: Operand, values: dict):
+    """(result, rule, reason, refusal) for normalised operands."""
+    env = rs.state.get("env")
+    if env is None:
+        env = rs.state["env"] = _environment(rs)
+    local = dict(values)
+    local["op"] = group
+    try:
+        result, rule, reason = None, None, ""
+        for clause in rs.rules:
+            outcome = _try(rs, clause, env, local, a, b, None)
+            if outcome is not None:
+                result, reason = outcome
+                rule = clause.name
+                break
+        else:
+            raise _Decided(f"no rule of {rs.name} decides {a} {group} {b}", None)
+        for clause in rs.after:
+            outcome = _try(rs, clause, env, local, a, b, result)
+            if outcome is not None:
+                result = outcome[0]
+                if outcome[1]:
+                    reason = f"{reason}; {outcome[1]}" if reason else outcome[1]
+                rule = f"{rule}, {clause.name}"
+        return result, rule, reason, None
+    except _Decided as exc:
+        return None, exc.rule, str(exc), str(exc)
+
+
+def _try(rs: Ruleset, clause: Clause, env: dict, local: dict, a: Operand, b: Operand, result):
+    """The clause's (result, reason) if its condition holds, else None; raises _Decided on refusal."""
+    if clause.ops is not None and local["op"] not in clause.ops:
+        return None
+    orders = ((a, b), (b, a)) if clause.symmetric and str(a) != str(b) else ((a, b),)
+    for x, y in orders:
+        local["a"], local["b"] = x, y
+        if result is not None:
+            local["result"] = result
+        try:
+            if clause.cond is not None and not clause.cond.eval(env, local):
+                continue
+            fields = {**local, "a": x, "b": y, "result": result}
+            if clause.refuse is not None:
+                raise _Decided(clause.refuse.format(**fields), clause.name)
+            value = _as_operand(clause.result.eval(env, local))
+            if clause.weak is not None:
+                local["result"] = value
+                value = Operand(WEAK if clause.weak.eval(env, local) else TENSOR, _dt(value))
+            fields["result"] = value
+            return value, clause.reason.format(**fields) if clause.reason else ""
+        except Refusal as exc:
+            raise _Decided(str(exc), clause.name) from None
+        except (PromoteError, _Decided):
+            raise
+        except Exception as exc:  # a rule that does not fit these operands: a defect of the file
+            raise UsageError(f"{rs.path}: rule {clause.name!r} fails on ({x}, {y}): {exc}") from None
+    return None
+
+
+def _as_operand(value) -> Operand:
+    if isinstance(value, DType):
+        return Operand(TENSOR, value)
+    if isinstance(value, Operand):
+        return value.with_form(TENSOR) if value.form == RANK0 else value
+    raise TypeError(f"a rule result must be a dtype or operand, got {value!r}")
+
+
+def _hint(rs: Ruleset, group: str, a: Operand, b: Operand, values: dict) -> dict | None:
+    """The first single option change that turns this refusal into a result."""
+    memo = rs.state.setdefault("memo", {})
+    for name, opt in rs.options.items():
+        for candidate in opt.hint:
+            if candidate == values[name]:
+                continue
+            changed = dict(values)
+            changed[name] = candidate
+            key = (group, str(a), str(b), tuple(changed.items()))
+            hit = memo.get(key)
+            if hit is None:
+                hit = memo[key] = _decide(rs, group, a, b, changed)
+            if hit[0] is not None:
+                return {"option": name, "value": opt.show(candidate), "result": str(hit[0])}
+    return None

@@ -1,0 +1,140 @@
+"""Finding rule files and resolving `NAME[@VERSION]`.
+
+Rule files are `NAME.toml` or `NAME@VERSION.toml` in the directories of
+`PROMOTE_RULES_PATH` (`:`-separated, searched first) and in the rules shipped with
+the package. A bare NAME means the file of that name marked `default = true`, else
+`NAME.toml`, else the highest version.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+from pathlib import Path
+
+from .errors import RuleFileError, UsageError
+from .rulefile import Ruleset, build, merge, read_toml
+
+_CACHE: dict[str, Ruleset] = {}
+
+
+def builtin_dir() -> Path:
+    """The rules shipped with the package (inside the wheel), or the source tree's `rules/`."""
+    from importlib.resources import files
+
+    packaged = Path(str(files("promote_cli"))) / "rules"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parent.parent / "rules"
+
+
+def rule_dirs() -> list[Path]:
+    extra = [Path(p) for p in os.environ.get("PROMOTE_RULES_PATH", "").split(os.pathsep) if p]
+    return extra + [builtin_dir()]
+
+
+def rule_files() -> dict[str, Path]:
+    """Every rule file by its stem (`paddle`, `paddle@2.6`); earlier directories win."""
+    found: dict[str, Path] = {}
+    for directory in rule_dirs():
+        if not directory.is_dir():
+            continue
+        for path in sorted(directory.glob("*.toml")):
+            if not path.name.startswith(("_", ".")):
+                found.setdefault(path.stem, path)
+    return found
+
+
+def names() -> list[str]:
+    """Framework names, sorted."""
+    return sorted({stem.split("@", 1)[0] for stem in rule_files()})
+
+
+def _version_key(version: str):
+    return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"[.\-]", version)]
+
+
+def _raw(path: Path, files: dict[str, Path], seen: tuple[str, ...] = ()) -> dict:
+    """The file's TOML with its `extends` chain merged in."""
+    raw = read_toml(path)
+    base = raw.get("extends")
+    if base is None:
+        return raw
+    if not isinstance(base, str):
+        raise RuleFileError(f"{path}: extends: expected 'NAME@VERSION'")
+    if base in seen:
+        raise RuleFileError(f"{path}: extends: cycle through {' -> '.join(seen + (base,))}")
+    base_path = _find(base, files)
+    return merge(_raw(base_path, files, seen + (base,)), raw)
+
+
+def _find(spec: str, files: dict[str, Path]) -> Path:
+    name, _, version = spec.partition("@")
+    group = {stem: path for stem, path in files.items() if stem.split("@", 1)[0] == name}
+    if not group:
+        close = difflib.get_close_matches(name, names(), n=3)
+        hint = f" (did you mean {', '.join(close)}?)" if close else ""
+        raise UsageError(f"unknown framework {name!r}{hint}; known: {', '.join(names())}")
+    if version:
+        if spec in group:
+            return group[spec]
+        for path in group.values():
+            if str(read_toml(path).get("version")) == version:
+                return path
+        versions = sorted(str(read_toml(p).get("version")) for p in group.values())
+        raise UsageError(f"{name} has no ruleset {version!r}; versions: {', '.join(versions)}")
+    raws = {stem: read_toml(path) for stem, path in group.items()}
+    defaults = [stem for stem, raw in raws.items() if raw.get("default") is True]
+    if len(defaults) > 1:
+        raise RuleFileError(f"{group[defaults[1]]}: default: {name} has two defaults ({', '.join(defaults)})")
+    if defaults:
+        return group[defaults[0]]
+    if name in group:
+        return group[name]
+    newest = max(group, key=lambda stem: _version_key(str(raws[stem].get("version", ""))))
+    return group[newest]
+
+
+def load(spec: str) -> Ruleset:
+    """The compiled ruleset for `NAME` or `NAME@VERSION` (cached)."""
+    spec = spec.strip()
+    hit = _CACHE.get(spec)
+    if hit is not None:
+        return hit
+    files = rule_files()
+    path = _find(spec, files)
+    raw = _raw(path, files)
+    rs = build(raw, str(path))
+    stem_name, _, stem_version = path.stem.partition("@")
+    if rs.name != stem_name:
+        raise RuleFileError(f"{path}: name: {rs.name!r} does not match the file name {path.name!r}")
+    if stem_version and rs.version != stem_version:
+        raise RuleFileError(f"{path}: version: {rs.version!r} does not match the file name {path.name!r}")
+    _CACHE[spec] = rs
+    _CACHE.setdefault(str(path), rs)
+    return rs
+
+
+def load_path(path: str | Path) -> Ruleset:
+    """Load one rule file by path (for checking a file before installing it)."""
+    path = Path(path)
+    return build(_raw(path, rule_files()), str(path))
+
+
+def all_rulesets() -> list[Ruleset]:
+    """Every ruleset the installation knows, by name then version."""
+    out = []
+    for stem in sorted(rule_files()):
+        out.append(load(stem if "@" in stem else _stem_spec(stem)))
+    return out
+
+
+def _stem_spec(stem: str) -> str:
+    path = rule_files()[stem]
+    version = read_toml(path).get("version")
+    return f"{stem}@{version}" if version is not None else stem
+
+
+def is_default(rs: Ruleset) -> bool:
+    return load(rs.name) is rs or load(rs.name).path == rs.path

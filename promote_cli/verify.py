@@ -1,0 +1,65 @@
+"""Comparing a ruleset with a recording, or with a live framework through its probe."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import registry
+from .engine import answer
+from .errors import PromoteError, UsageError
+
+
+@dataclass
+class Mismatch:
+    op: str
+    a: str
+    b: str
+    options: dict
+    expected: str | None
+    got: str | None
+    expected_error: str | None
+    got_error: str | None
+
+    def line(self) -> str:
+        opts = " ".join(f"-O {k}={json.dumps(v).strip(chr(34))}" for k, v in self.options.items())
+        want = self.expected if self.expected is not None else f"refusal ({self.expected_error})"
+        got = self.got if self.got is not None else f"refusal ({self.got_error})"
+        return f"{self.a} {self.op} {self.b} {opts}".rstrip() + f": framework gives {want}, ruleset gives {got}"
+
+
+def load_recording(path: str | Path) -> dict:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path}: not a readable recording: {exc}") from None
+    if not isinstance(data, dict) or "cases" not in data or "ruleset" not in data:
+        raise UsageError(f"{path}: not a recording (needs 'ruleset' and 'cases')")
+    return data
+
+
+def compare(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mismatch]]:
+    """(cases checked, mismatches) of a recording against its ruleset (or the one named)."""
+    rs = registry.load(ruleset or recording["ruleset"])
+    mismatches = []
+    for case in recording["cases"]:
+        op, a, b, options, expected, error = case
+        try:
+            ans = answer(rs, a, b, op, options)
+            got, got_error = ans.result, ans.refusal
+        except PromoteError as exc:
+            got, got_error = None, str(exc)
+        if got != expected:
+            mismatches.append(Mismatch(op, a, b, options, expected, got, error, got_error))
+    return len(recording["cases"]), mismatches
+
+
+def probe_module(ruleset: str):
+    """The probe module of a ruleset (its `probe` key); UsageError when it has none."""
+    rs = registry.load(ruleset)
+    if not rs.probe:
+        raise UsageError(f"{rs.key} has no probe: its rules come from {rs.source or 'its documentation'}")
+    return importlib.import_module(f"promote_cli.probes.{rs.probe}")
