@@ -150,6 +150,7 @@ _SENTENCE = re.compile(r"\.\s+(?=[A-Z])")
 
 def version() -> str | None:
     """The installed Paddle version (e.g. ``3.3.1``), None when absent."""
+    os.environ.setdefault("GLOG_minloglevel", "3")
     try:
         import paddle  # noqa: PLC0415
     except Exception:  # pragma: no cover - depends on the environment
