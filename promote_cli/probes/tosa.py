@@ -1,0 +1,403 @@
+"""Probe: run one-operator CAST graphs on the TOSA reference model (pip: tosa-tools).
+
+``tosa_serializer`` builds a graph with one input, one CAST and one output;
+``tosa_reference_model.run`` executes it on a numpy array and returns the output
+bytes.  For every legal CAST pair the probe feeds edge-case inputs and records the
+output bit patterns:
+
+* sources of 8 and 16 bits (bool, i8, i16, f16, bf16, f8e4m3, f8e5m2): every bit pattern;
+* f32, i32 and i64: specials, the boundaries of every output format, exact rounding
+  ties with their neighbours, integer-range edges, and seeded random values.
+
+`record_cast(dir)` writes one compressed ``<src>.npz`` per source type (the inputs
+once, as bit patterns, and one output array per destination) and ``manifest.json``
+(tool version, pairs with their profiles, array names).  Pairs TOSA does not define
+are run too, each in a child process (the reference model aborts on them), and the
+ones it refuses are listed in the manifest.
+
+tosa-tools is imported inside the functions only, so importing this module never
+fails when the package is absent.
+"""
+
+from __future__ import annotations
+
+import json
+import platform
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+FRAMEWORK = "tosa"
+PACKAGE = "tosa-tools"
+
+#: canonical name -> tosa_serializer DType attribute name
+TO_TOSA = {
+    "bool": "BOOL",
+    "i8": "INT8",
+    "i16": "INT16",
+    "i32": "INT32",
+    "i64": "INT64",
+    "f16": "FP16",
+    "bf16": "BF16",
+    "f32": "FP32",
+    "f8e4m3": "FP8E4M3",
+    "f8e5m2": "FP8E5M2",
+}
+#: tosa.xml element type -> canonical name
+FROM_SPEC = {
+    "bool_t": "bool", "i8_t": "i8", "i16_t": "i16", "i32_t": "i32", "i64_t": "i64",
+    "fp16_t": "f16", "bf16_t": "bf16", "fp32_t": "f32",
+    "fp8e4m3_t": "f8e4m3", "fp8e5m2_t": "f8e5m2",
+}
+
+
+def version() -> str | None:
+    """The installed tosa-tools version, or None when the reference model is absent."""
+    try:
+        import tosa_reference_model  # noqa: F401
+        import tosa_serializer  # noqa: F401
+    except ImportError:
+        return None
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return dist_version(PACKAGE)
+    except PackageNotFoundError:  # pragma: no cover - a source build
+        return "unknown"
+
+
+def _bits_dtype(t: str):
+    import numpy as np
+
+    from promote_cli.npdtypes import numpy_dtype
+
+    if t == "bool":
+        return np.dtype(np.bool_)
+    return np.dtype(f"u{numpy_dtype(t).itemsize}")
+
+
+def build_cast_graph(src: str, dst: str, shape: list[int]) -> bytes:
+    """A serialized TOSA graph: input (src) -> CAST -> output (dst)."""
+    import tosa_serializer as ts
+
+    with tempfile.TemporaryDirectory() as d:
+        ser = ts.TosaSerializer(d)
+        ser.addInputTensor(ts.TosaSerializerTensor("input", list(shape), getattr(ts.DType, TO_TOSA[src])))
+        out = ser.addOutput(list(shape), getattr(ts.DType, TO_TOSA[dst]))
+        attr = ts.TosaSerializerAttribute()
+        attr.CastAttribute()
+        ser.addOperator(ts.Op.CAST, inputs=["input"], outputs=[out.name], attributes=attr)
+        return ser.serialize()
+
+
+def run_cast(bits, src: str, dst: str):
+    """Run CAST on the reference model; `bits` holds src values as bit patterns
+    (bool for bool, signed ints as themselves, floats as unsigned ints).
+    Returns the output as bit patterns (bool, int or unsigned)."""
+    import numpy as np
+    import tosa_reference_model as rm
+
+    from promote_cli.npdtypes import numpy_dtype
+
+    x = np.ascontiguousarray(bits)
+    if src in ("i8", "i16", "i32", "i64"):
+        x = x.view(numpy_dtype(src))
+    graph = build_cast_graph(src, dst, list(x.shape))
+    outs, status = rm.run(graph, [x])
+    if status != rm.GraphStatus.TOSA_VALID:
+        raise RuntimeError(f"reference model: CAST {src} -> {dst}: {status.name}")
+    y = np.ascontiguousarray(outs[0])
+    want = _bits_dtype(dst)
+    if dst == "bool":
+        return y.astype(np.bool_)
+    return y.view(np.dtype(f"u{y.dtype.itemsize}")).view(want) if y.dtype.itemsize == want.itemsize else y.astype(want)
+
+
+# --------------------------------------------------------------------------- inputs
+
+
+def _f32_inputs(rng):
+    """float32 bit patterns: specials, boundaries of every output format, ties."""
+    import numpy as np
+
+    vals: list[float] = [0.0, 1.0, 0.5, 1.5, 2.5, 3.5, 0.25, 0.75, 1e-45, 1e-40, 1e-38,
+                         float(np.finfo(np.float32).tiny), float(np.finfo(np.float32).max)]
+    # integer-range edges and half-integers around them
+    for b in (8, 16, 32):
+        hi, lo = 2.0 ** (b - 1) - 1, -(2.0 ** (b - 1))
+        for v in (hi, lo):
+            vals += [v - 1, v - 0.5, v, v + 0.5, v + 1]
+    for k in range(-4, 34):
+        vals += [2.0 ** k, 2.0 ** k + 0.5, 2.0 ** k - 0.5]
+    vals += [k + 0.5 for k in range(-10, 10)]
+    # output-format boundaries: max, overflow tie, min normal, min subnormal and halves
+    from promote_cli.tosa_cast import _FLOATS
+
+    for name in ("f16", "bf16", "f8e4m3", "f8e5m2"):
+        f = _FLOATS[name]
+        top = (2.0 - 2.0 ** -f.man_bits) * 2.0 ** (f.max_bits >> f.man_bits) / 2.0 ** f.bias
+        if not f.has_inf:
+            top = (2.0 - 2.0 ** (1 - f.man_bits)) * 2.0 ** (f.max_bits >> f.man_bits) / 2.0 ** f.bias
+        ulp_top = 2.0 ** ((f.max_bits >> f.man_bits) - f.bias - f.man_bits)
+        minsub = 2.0 ** (f.emin - f.man_bits)
+        for v in (top, top + ulp_top / 2, top + ulp_top, 2.0 ** f.emin, minsub, minsub / 2,
+                  minsub * 1.5, minsub * 2.5, 2.0 ** f.emin - minsub / 2):
+            vals.append(v)
+    arr = np.array(vals, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        arr = np.concatenate([arr, -arr]).astype(np.float32)
+    bits = [arr.view(np.uint32)]
+    # ties at every output precision, in many binades, with +-1 ulp neighbours
+    for man in (2, 3, 7, 10):
+        for e in range(1, 255, 3):
+            base = np.uint32(e << 23)
+            frac = rng.integers(0, 1 << man, 4, dtype=np.uint32) << np.uint32(23 - man)
+            tie = base | frac | np.uint32(1 << (22 - man))
+            bits += [tie, tie + np.uint32(1), tie - np.uint32(1)]
+    # NaN payloads, infinities
+    bits.append(np.array([0x7F800000, 0x7FC00000, 0x7F800001, 0x7FBFFFFF, 0x7FFFFFFF,
+                          0x7F7FFFFF, 0x00000001, 0x007FFFFF, 0x00800000], dtype=np.uint32))
+    b = np.concatenate([x.astype(np.uint32).ravel() for x in bits])
+    b = np.concatenate([b, b ^ np.uint32(0x80000000)])
+    # random bit patterns and random values of moderate size
+    b = np.concatenate([b, rng.integers(0, 1 << 32, 3000, dtype=np.uint64).astype(np.uint32),
+                        (rng.standard_normal(1500) * 10.0 ** rng.integers(-6, 6, 1500))
+                        .astype(np.float32).view(np.uint32)])
+    return np.unique(b)
+
+
+def _int_inputs(bits: int, rng):
+    import numpy as np
+
+    dt = np.dtype(f"i{bits // 8}")
+    vals = {0, 1, -1, 2, -2}
+    info = np.iinfo(dt)
+    vals |= {int(info.min), int(info.max), int(info.min) + 1, int(info.max) - 1}
+    for k in range(1, bits):
+        for d in (-1, 0, 1):
+            for s in (1, -1):
+                v = s * (2 ** k) + d
+                if info.min <= v <= info.max:
+                    vals.add(v)
+    # rounding ties and neighbours for 8, 11 (f16) and 24 (f32) significant bits
+    for p in (8, 11, 24):
+        for k in range(p, bits - 1):
+            for m in rng.integers(1 << (p - 1), 1 << p, 3):
+                tie = (int(m) << (k - p + 1)) + (1 << (k - p))
+                for d in (-1, 0, 1):
+                    for s in (1, -1):
+                        v = s * (tie + d)
+                        if info.min <= v <= info.max:
+                            vals.add(v)
+    for v in (65504, 65519, 65520, 65535, 65536, 57344, 61439, 61440, 61441, 448, 464, 465):
+        vals |= {v, -v}
+    arr = np.array(sorted(vals), dtype=np.int64)
+    arr = arr[(arr >= info.min) & (arr <= info.max)].astype(dt)
+    rand = rng.integers(info.min, info.max, 3000, dtype=dt, endpoint=True)
+    small = rng.integers(-70000, 70000, 1000).astype(dt)
+    return np.unique(np.concatenate([arr, rand, small]))
+
+
+def cast_inputs(src: str):
+    """The recorded inputs of one source type, as bit patterns."""
+    import numpy as np
+
+    rng = np.random.default_rng(20260 + sum(map(ord, src)))
+    if src == "bool":
+        return np.array([False, True])
+    if src in ("i8", "i16"):
+        return np.arange(1 << (8 * (1 if src == "i8" else 2)), dtype=np.dtype(f"u{1 if src == 'i8' else 2}")).view(f"i{1 if src == 'i8' else 2}")
+    if src in ("f16", "bf16"):
+        return np.arange(1 << 16, dtype=np.uint16)
+    if src in ("f8e4m3", "f8e5m2"):
+        return np.arange(256, dtype=np.uint8)
+    if src == "f32":
+        return _f32_inputs(rng)
+    if src == "i32":
+        return _int_inputs(32, rng)
+    if src == "i64":
+        return _int_inputs(64, rng)
+    raise ValueError(src)
+
+
+# --------------------------------------------------------------------------- spec table
+
+
+def spec_pairs(xml_text: str) -> list[list[str]]:
+    """[src, dst, profile] for every CAST pair in a tosa.xml over the canonical types.
+
+    DEDUCE-EXT profiles are resolved the way the spec's tools do: the extensions the
+    pair's types need (bf16 -> EXT-BF16, fp8e4m3 -> EXT-FP8E4M3, ...), joined by " and ".
+    """
+    import xml.etree.ElementTree as ET
+
+    deduce = {"i64_t": "EXT-INT64", "i16_t": "EXT-INT16", "bf16_t": "EXT-BF16",
+              "fp8e4m3_t": "EXT-FP8E4M3", "fp8e5m2_t": "EXT-FP8E5M2"}
+    root = ET.fromstring(xml_text)
+    op = next(o for o in root.iter("operator") if o.findtext("name") == "CAST")
+    pairs = []
+    for ts in op.iter("typesupport"):
+        sets = {s.get("name"): s.get("values").split() for s in ts.iter("type_set")}
+        fixed = {k: [ts.get(k)] for k in ("in_t", "out_t") if ts.get(k)}
+        for b in ts.iter("type_bind"):
+            fixed[b.get("type")] = sets[b.get("set")]
+        profiles = [p.get("name") for p in ts.iter("op_profile")]
+        for i in fixed.get("in_t", []):
+            for o in fixed.get("out_t", []):
+                if i not in FROM_SPEC or o not in FROM_SPEC:
+                    continue
+                if profiles == ["DEDUCE-EXT"]:
+                    prof = " and ".join(sorted({deduce[t] for t in (i, o) if t in deduce}))
+                else:
+                    prof = " and ".join(profiles)
+                pairs.append([FROM_SPEC[i], FROM_SPEC[o], prof])
+    return pairs
+
+
+# --------------------------------------------------------------------------- recording
+
+
+def _refused_by_reference(src: str, dst: str) -> bool:
+    """Whether the reference model rejects a CAST graph (run in a child process:
+    the model aborts the process on an unsupported operator)."""
+    code = (
+        "import sys, numpy as np\n"
+        "from promote_cli.probes.tosa import run_cast, _bits_dtype\n"
+        f"x = np.zeros(4, dtype=_bits_dtype({src!r}))\n"
+        f"run_cast(x, {src!r}, {dst!r})\n"
+        "print('ACCEPTED')\n"
+    )
+    try:
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                           timeout=120, stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return True
+    return "ACCEPTED" not in p.stdout
+
+
+def record_cast(directory, spec_xml: str | None = None, check_illegal: bool = True) -> dict:
+    """Record every legal CAST pair into `directory`; returns the manifest."""
+    import numpy as np
+
+    from promote_cli.tosa_cast import LEGAL, TOSA_TYPES
+
+    out_dir = Path(directory)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    manifest = {
+        "framework": FRAMEWORK,
+        "package": PACKAGE,
+        "version": version(),
+        "probe": __name__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "format": "one <src>.npz per source type: 'input' holds the input bit patterns "
+                  "(bool, signed ints as themselves, floats as unsigned ints); '<dst>' the "
+                  "reference model's output bit patterns, same layout",
+        "pairs": [],
+        "sources": {},
+    }
+    for src in TOSA_TYPES:
+        dsts = [d for d in TOSA_TYPES if (src, d) in LEGAL]
+        if not dsts:
+            continue
+        x = cast_inputs(src)
+        arrays = {"input": x}
+        for dst in dsts:
+            arrays[dst] = run_cast(x, src, dst)
+            manifest["pairs"].append([src, dst, LEGAL[(src, dst)]])
+        np.savez_compressed(out_dir / f"{src}.npz", **arrays)
+        manifest["sources"][src] = {"file": f"{src}.npz", "count": int(x.size), "outputs": dsts}
+    if spec_xml is not None:
+        text = Path(spec_xml).read_text(encoding="utf-8")
+        import xml.etree.ElementTree as ET
+
+        v = ET.fromstring(text).find("version")
+        ver = f"{v.get('major')}.{v.get('minor')}.{v.get('patch')}" + (" draft" if v.get("draft") == "true" else "")
+        manifest["spec"] = {"file": "tosa.xml", "version": ver, "pairs": spec_pairs(text)}
+    if check_illegal:
+        refused, accepted = [], []
+        for s in TOSA_TYPES:
+            for d in TOSA_TYPES:
+                if (s, d) in LEGAL:
+                    continue
+                (refused if _refused_by_reference(s, d) else accepted).append([s, d])
+        manifest["refused_by_reference"] = refused
+        manifest["accepted_beyond_spec"] = accepted
+    (out_dir / "manifest.json").write_text(_dumps(manifest), encoding="utf-8")
+    return manifest
+
+
+def _dumps(obj) -> str:
+    """JSON with one short list (a pair, a type list) per line."""
+    def enc(o, ind):
+        pad = " " * ind
+        if isinstance(o, dict):
+            items = [f'{pad} {json.dumps(k)}: {enc(v, ind + 1).lstrip()}' for k, v in o.items()]
+            return pad + "{\n" + ",\n".join(items) + "\n" + pad + "}"
+        if isinstance(o, list) and o and isinstance(o[0], list):
+            return pad + "[\n" + ",\n".join(pad + " " + json.dumps(v) for v in o) + "\n" + pad + "]"
+        return pad + json.dumps(o)
+    return enc(obj, 0) + "\n"
+
+
+def mismatches(src: str, dst: str, inputs, expected, actual):
+    """Boolean mask of elements where `actual` disagrees with `expected` (both as bit
+    patterns, the recording's layout): NaN equals any NaN, and NaN -> integer, which the
+    spec leaves unpredictable, is masked out."""
+    import numpy as np
+
+    from promote_cli.npdtypes import numpy_dtype
+
+    exp = np.asarray(expected)
+    act = np.asarray(actual)
+    if dst != "bool":
+        act = act.view(exp.dtype) if act.dtype.itemsize == exp.dtype.itemsize else act.astype(exp.dtype)
+    differ = act != exp
+    if dst in ("f16", "bf16", "f32", "f8e4m3", "f8e5m2"):
+        dt = numpy_dtype(dst)
+        with np.errstate(invalid="ignore"):
+            both_nan = np.isnan(exp.view(dt).astype(np.float64)) & np.isnan(act.view(dt).astype(np.float64))
+        differ &= ~both_nan
+    if src in ("f16", "bf16", "f32", "f8e4m3", "f8e5m2") and dst in ("i8", "i16", "i32", "i64"):
+        with np.errstate(invalid="ignore"):
+            differ &= ~np.isnan(np.asarray(inputs).view(numpy_dtype(src)).astype(np.float64))
+    return differ
+
+
+def load_cast_recording(directory):
+    """(manifest, {src: npz}) of a recording written by `record_cast`."""
+    import numpy as np
+
+    d = Path(directory)
+    manifest = json.loads((d / "manifest.json").read_text(encoding="utf-8"))
+    data = {src: np.load(d / info["file"]) for src, info in manifest["sources"].items()}
+    return manifest, data
+
+
+def record() -> dict:
+    """Run every legal pair on the reference model and on `promote_cli.tosa_cast`.
+
+    Returns a summary: per pair the number of inputs, of disagreements (NaN as NaN,
+    NaN -> integer masked) and of NaN -> integer elements.
+    """
+    from promote_cli.npdtypes import numpy_dtype
+    from promote_cli.tosa_cast import LEGAL, TOSA_TYPES, cast_array
+
+    summary = {"framework": FRAMEWORK, "package": PACKAGE, "version": version(),
+               "probe": __name__, "python": platform.python_version(), "cast": {}}
+    for src in TOSA_TYPES:
+        x = cast_inputs(src)
+        xv = x if src == "bool" else x.view(numpy_dtype(src))
+        for dst in TOSA_TYPES:
+            if (src, dst) not in LEGAL:
+                continue
+            ref = run_cast(x, src, dst)
+            ours, st = cast_array(xv, dst, src=src)
+            summary["cast"][f"{src}->{dst}"] = {
+                "count": int(x.size),
+                "differ": int(mismatches(src, dst, x, ref, ours).sum()),
+                "unpredictable": st.unpredictable,
+            }
+    return summary
