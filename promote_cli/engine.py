@@ -283,25 +283,26 @@ def answer(rs: Ruleset, a, b, op: str = "add", options: dict | None = None) -> A
     except Refusal as exc:
         return Answer(**base, result=None, rule="types", reason=str(exc), refusal=str(exc))
     memo = rs.state.setdefault("memo", {})
-    key = (group, str(na), str(nb), tuple(values.items()))
+    key = (op, str(na), str(nb), tuple(values.items()))
     hit = memo.get(key)
     if hit is None:
-        hit = memo[key] = _decide(rs, group, na, nb, values)
+        hit = memo[key] = _decide(rs, group, op, na, nb, values)
     result, rule, reason, refusal = hit
     hint = None
     if result is None:
-        hint = _hint(rs, group, na, nb, values)
+        hint = _hint(rs, group, op, na, nb, values)
     return Answer(**base, result=str(result) if result is not None else None, rule=rule, reason=reason,
                   refusal=refusal, hint=hint, result_operand=result)
 
 
-def _decide(rs: Ruleset, group: str, a: Operand, b: Operand, values: dict):
-    """(result, rule, reason, refusal) for normalised operands."""
+def _decide(rs: Ruleset, group: str, op: str, a: Operand, b: Operand, values: dict):
+    """(result, rule, reason, refusal) for normalised operands; messages see `{op}` as the user wrote it."""
     env = rs.state.get("env")
     if env is None:
         env = rs.state["env"] = _environment(rs)
     local = dict(values)
     local["op"] = group
+    local["_op_name"] = op
     try:
         result, rule, reason = None, None, ""
         for clause in rs.rules:
@@ -311,7 +312,7 @@ def _decide(rs: Ruleset, group: str, a: Operand, b: Operand, values: dict):
                 rule = clause.name
                 break
         else:
-            raise _Decided(f"no rule of {rs.name} decides {a} {group} {b}", None)
+            raise _Decided(f"no rule of {rs.name} decides {a} {op} {b}", None)
         for clause in rs.after:
             outcome = _try(rs, clause, env, local, a, b, result)
             if outcome is not None:
@@ -336,7 +337,7 @@ def _try(rs: Ruleset, clause: Clause, env: dict, local: dict, a: Operand, b: Ope
         try:
             if clause.cond is not None and not clause.cond.eval(env, local):
                 continue
-            fields = {**local, "a": x, "b": y, "result": result}
+            fields = {**local, "a": x, "b": y, "result": result, "op": local["_op_name"]}
             if clause.refuse is not None:
                 raise _Decided(clause.refuse.format(**fields), clause.name)
             value = _as_operand(clause.result.eval(env, local))
@@ -362,7 +363,7 @@ def _as_operand(value) -> Operand:
     raise TypeError(f"a rule result must be a dtype or operand, got {value!r}")
 
 
-def _hint(rs: Ruleset, group: str, a: Operand, b: Operand, values: dict) -> dict | None:
+def _hint(rs: Ruleset, group: str, op: str, a: Operand, b: Operand, values: dict) -> dict | None:
     """The first single option change that turns this refusal into a result."""
     memo = rs.state.setdefault("memo", {})
     for name, opt in rs.options.items():
@@ -371,10 +372,10 @@ def _hint(rs: Ruleset, group: str, a: Operand, b: Operand, values: dict) -> dict
                 continue
             changed = dict(values)
             changed[name] = candidate
-            key = (group, str(a), str(b), tuple(changed.items()))
+            key = (op, str(a), str(b), tuple(changed.items()))
             hit = memo.get(key)
             if hit is None:
-                hit = memo[key] = _decide(rs, group, a, b, changed)
+                hit = memo[key] = _decide(rs, group, op, a, b, changed)
             if hit[0] is not None:
                 return {"option": name, "value": opt.show(candidate), "result": str(hit[0])}
     return None
