@@ -187,7 +187,8 @@ class CastStats:
     value), `rounded` (a nearby value: float rounding, or a non-0/1 value cast to bool),
     `wrapped` (integer narrowing changed the value), `saturated` (clamped to the output
     range: float -> int, or --saturate), `overflow_inf` (finite input, infinite output),
-    `overflow_nan` (finite input, NaN output: f8e4m3 overflow) and `nan_in` (NaN input).
+    `overflow_nan` (non-NaN input, NaN output: f8e4m3 overflow, infinities included) and
+    `nan_in` (NaN input).
     `subnormal_out` counts subnormal outputs (kept, though the spec allows flushing), and
     `unpredictable` the NaN -> integer elements whose value the spec leaves open (here 0).
     """
@@ -412,7 +413,9 @@ def _reference_cast(x: np.ndarray, src: str, dst: str, saturate: bool) -> np.nda
     if sk == "int":
         if dst == "f64" and not saturate:
             return x.astype(np.float64)
-        if dst == "bf16":
+        if dst == "f64":
+            v = x.astype(np.float64)  # rounds once, to nearest even
+        elif dst == "bf16":
             # the reference model rounds integers to f32 first, then to bf16
             v = x.astype(np.float32).astype(np.float64)
         else:
@@ -497,7 +500,7 @@ def _classify(x, y, src, dst, saturate):
         codes[:] = _ROUNDED
         codes[exact] = _EXACT
         codes[yinf & xfin] = _OVF_INF
-        codes[ynan & xfin] = _OVF_NAN
+        codes[ynan] = _OVF_NAN   # NaN inputs are re-labelled below
         if saturate:
             ybits = y.view(fmt.uint) if y.dtype.itemsize * 8 == fmt.bits else None
             if ybits is not None:
@@ -589,7 +592,8 @@ def cast_array(x: np.ndarray, dst: str, *, src: str | None = None, mode: str = "
     check_pair(src, dst, mode)
     if saturate and mode != "extended":
         raise UsageError("--saturate needs --mode extended (TOSA CAST does not saturate floats)")
-    x = np.ascontiguousarray(x)
+    if not x.flags.c_contiguous:
+        x = x.copy(order="C")
     out = np.empty(x.shape, numpy_dtype(dst))
     flat_x = x.reshape(-1)
     flat_o = out.reshape(-1)
