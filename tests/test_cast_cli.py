@@ -381,3 +381,29 @@ def test_stream_memory_stays_bounded(tmp_path):
         tosa_cast.cast_array = saved
     assert max(seen) <= 256 << 10
     assert sum(seen) == n * 4
+
+
+# --------------------------------------------------------------------------- the tosa ruleset
+
+
+def test_tosa_ruleset_names_a_legal_cast_for_every_mixed_pair():
+    """rules/tosa.toml's `join` table agrees with the CAST table `promote cast` enforces."""
+    import re
+
+    from promote_cli import query
+
+    names = tosa_cast.TOSA_TYPES
+    for a in names:
+        for b in names:
+            ans = query("tosa", a, b, op="add")
+            if a == b:
+                continue
+            assert ans.result is None, (a, b)
+            m = re.search(r"insert CAST (\w+) -> (\w+)", ans.refusal)
+            if (a, b) in tosa_cast.LEGAL or (b, a) in tosa_cast.LEGAL:
+                assert m, (a, b, ans.refusal)
+                assert {m.group(1), m.group(2)} == {a, b}
+                assert (m.group(1), m.group(2)) in tosa_cast.LEGAL
+            else:
+                assert m is None and "no single TOSA CAST" in ans.refusal, (a, b, ans.refusal)
+
