@@ -7,7 +7,6 @@ Lookups are case-insensitive and forgive framework prefixes (`torch.float16`,
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass
 
 from .errors import UsageError
@@ -159,6 +158,8 @@ def find(name: str) -> DType | None:
 
 def suggest(name: str) -> str:
     """A ' (did you mean ...?)' tail naming the closest canonical names, or a pointer to the list."""
+    import difflib
+
     key = _normal(name)
     close = difflib.get_close_matches(key, list(_INDEX), n=8, cutoff=0.5 if len(key) > 2 else 0.45)
     names = list(dict.fromkeys(_INDEX[c] for c in close))[:3]

@@ -21,9 +21,7 @@ _CACHE: dict[str, Ruleset] = {}
 
 def builtin_dir() -> Path:
     """The rules shipped with the package (inside the wheel), or the source tree's `rules/`."""
-    from importlib.resources import files
-
-    packaged = Path(str(files("promote_cli"))) / "rules"
+    packaged = Path(__file__).resolve().parent / "rules"
     if packaged.is_dir():
         return packaged
     return Path(__file__).resolve().parent.parent / "rules"

@@ -172,6 +172,7 @@ class _Checker:
 
     def __init__(self, path: str):
         self.path = path
+        self.seen: dict[str, Operand] = {}  # operand spellings already parsed (tables repeat them)
 
     def fail(self, key: str, message: str):
         raise RuleFileError(f"{self.path}: {key}: {message}")
@@ -208,10 +209,14 @@ class _Checker:
     def operand(self, raw, key: str) -> Operand:
         if not isinstance(raw, str):
             self.fail(key, f"expected an operand string, got {type(raw).__name__}")
+        known = self.seen.get(raw)
+        if known is not None:
+            return known
         try:
-            return operands.parse(raw)
+            self.seen[raw] = operands.parse(raw)
         except UsageError as exc:
             self.fail(key, str(exc))
+        return self.seen[raw]
 
     def template(self, raw, key: str, fields) -> str:
         text = self.str_of(raw, key)
