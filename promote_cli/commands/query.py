@@ -53,30 +53,43 @@ def _batch(rs, op, opts, fmt) -> int:
     out = sys.stdout
     status = EXIT_OK
     pending = []
+    seen: dict[tuple[str, ...], tuple[str, int]] = {}  # the same pair answers the same: render it once
     for line in sys.stdin:
         text = line.split("#", 1)[0].strip()
         if not text:
             continue
-        parts = text.split()
+        parts = tuple(text.split())
+        hit = seen.get(parts)
+        if hit is not None:
+            pending.append(hit[0])
+            status = max(status, hit[1])
+            if len(pending) >= 4096:
+                out.write("\n".join(pending) + "\n")
+                pending.clear()
+            continue
+        line_status = EXIT_OK
         try:
             if len(parts) != 2:
                 raise UsageError(f"expected `A B`, got {text!r}")
             ans = answer(rs, parts[0], parts[1], op, opts)
         except PromoteError as exc:
-            status = EXIT_USAGE
+            line_status = EXIT_USAGE
             if fmt == "json":
-                pending.append(render.dumps({"framework": rs.name, "op": op, "a": parts[0] if parts else None,
-                                             "b": parts[1] if len(parts) > 1 else None, "result": None,
-                                             "error": str(exc)}))
+                rendered = render.dumps({"framework": rs.name, "op": op, "a": parts[0] if parts else None,
+                                         "b": parts[1] if len(parts) > 1 else None, "result": None,
+                                         "error": str(exc)})
             else:
-                pending.append(f"error: {exc}")
+                rendered = f"error: {exc}"
         else:
-            if ans.result is None and status == EXIT_OK:
-                status = EXIT_NO
+            if ans.result is None:
+                line_status = EXIT_NO
             if fmt == "json":
-                pending.append(render.answer_json(ans))
+                rendered = render.answer_json(ans)
             else:
-                pending.append(ans.result if ans.result is not None else f"error: {ans.refusal}")
+                rendered = ans.result if ans.result is not None else f"error: {ans.refusal}"
+        seen[parts] = (rendered, line_status)
+        pending.append(rendered)
+        status = max(status, line_status)
         if len(pending) >= 4096:
             out.write("\n".join(pending) + "\n")
             pending.clear()
