@@ -519,7 +519,7 @@ def _stats_of(x, y, src, dst, saturate) -> CastStats:
 
 # --------------------------------------------------------------------------- kernels
 
-_BLOCK = 1 << 16
+_BLOCK = 1 << 15
 
 
 def _uint_view(a: np.ndarray) -> np.ndarray:
@@ -541,10 +541,11 @@ class _Lut:
         self.codes, self.subnormal, self.unpredictable = classify(patterns, y, src, dst, saturate)
         self.size = patterns.size
 
-    def run(self, x: np.ndarray, out: np.ndarray) -> None:
+    def __call__(self, x: np.ndarray, out: np.ndarray) -> None:
         idx = _uint_view(x) if x.dtype != np.bool_ else x.view(np.uint8)
         o = _uint_view(out) if out.dtype != np.bool_ else out.view(np.uint8)
-        np.take(self.table_bits, idx, out=o, mode="clip")
+        # numpy gathers fastest with native-width indices: widen block by block
+        np.take(self.table_bits, idx.astype(np.intp), out=o, mode="clip")
 
     def stats(self, x: np.ndarray) -> CastStats:
         idx = _uint_view(x) if x.dtype != np.bool_ else x.view(np.uint8)
@@ -563,10 +564,124 @@ def _run_reference(src, dst, saturate):
     return run
 
 
+def _astype(x, out):
+    np.copyto(out, x, casting="unsafe")
+
+
+def _f32_bits_to_bf16(u: np.ndarray, out: np.ndarray) -> None:
+    """float32 bit patterns -> bfloat16 bit patterns: nearest, ties to even.
+
+    The carry of the rounding bias runs into the exponent, so overflow gives inf and
+    subnormals stay subnormal; NaN is made quiet (the bias could carry it into inf).
+    """
+    lsb = (u >> np.uint32(16)) & np.uint32(1)
+    r = u + np.uint32(0x7FFF)
+    r += lsb
+    r >>= np.uint32(16)
+    nan = (u & np.uint32(0x7FFF_FFFF)) > np.uint32(0x7F80_0000)
+    r[nan] = (u[nan] >> np.uint32(16)) | np.uint32(0x0040)
+    np.copyto(out.view(np.uint16), r, casting="unsafe")
+
+
+def _f32_to_bf16(x, out):
+    _f32_bits_to_bf16(x.view(np.uint32), out)
+
+
+def _i32_to_bf16(x, out):
+    # the reference model's way: to f32 (nearest even), then to bf16
+    _f32_bits_to_bf16(x.astype(np.float32).view(np.uint32), out)
+
+
+def _f32_via_bf16_lut(dst: str, saturate: bool):
+    """float32 -> 8-bit float: round to odd at bfloat16 precision, then the bf16 table.
+
+    Truncating to bf16 and setting the last bit when any dropped bit was set keeps the
+    information a correct rounding to <= 5 significant bits needs (round-to-odd).
+    """
+    lut = _lut("bf16", dst, saturate)
+
+    def run(x, out):
+        h = x.view(np.uint16)
+        idx = h[1::2] | (h[0::2] != 0) if _LITTLE else h[0::2] | (h[1::2] != 0)
+        np.take(lut.table_bits, idx.astype(np.intp), out=out.view(np.uint8), mode="clip")
+    return run
+
+
+_LITTLE = np.dtype(np.uint32).byteorder == "=" and np.little_endian
+
+
+def _float_to_small_int(dst: str):
+    """f32 -> i8/i16/i32: nearest even, saturate, NaN -> 0, computed in f32.
+
+    (Masked assignment and clip are used rather than np.copyto(where=...), which is
+    several times slower.)"""
+    info = np.iinfo(numpy_dtype(dst))
+    top = float(info.max) + 1.0                   # a power of two: exact in f32
+
+    def run(x, out):
+        r = np.rint(x)
+        r[r != r] = 0
+        np.clip(r, float(info.min), top, out=r)
+        hi = r == top
+        ri = r.astype(np.int32) if info.bits < 32 else r.astype(np.int64)
+        ri[hi] = info.max
+        np.copyto(out, ri, casting="unsafe")
+    return run
+
+
+def _i32_to_f16(x, out):
+    """int32 -> f16 through f32 (exact below 2**24; all larger values overflow f16).
+    Values that overflow are set apart: numpy converts them to f16 very slowly."""
+    f = x.astype(np.float32)
+    big = np.abs(f) >= 65520.0                    # rounds beyond the f16 maximum
+    np.clip(f, -65504.0, 65504.0, out=f)
+    np.copyto(out, f, casting="unsafe")
+    if big.any():
+        out[big] = np.copysign(np.float16(np.inf), f[big])
+
+
+def _bf16_to_f32(x, out):
+    u = x.view(np.uint16).astype(np.uint32)
+    u <<= np.uint32(16)
+    np.copyto(out.view(np.uint32), u)
+
+
 def _select_kernel(src: str, dst: str, saturate: bool):
-    """A function run(x_block, out_block) filling out_block, or a _Lut."""
-    sdt = numpy_dtype(src)
-    if src not in ("i4", "u4") and sdt.itemsize <= 2:
+    """A function run(x_block, out_block) filling out_block (a _Lut is one too)."""
+    sk, dk = _kind(src), _kind(dst)
+    if src in ("i4", "u4") or dst in ("i4", "u4"):
+        return _run_reference(src, dst, saturate)
+    if dk == "bool" and src != "bool" and sk == "int":
+        return lambda x, out: np.not_equal(x, 0, out=out)
+    if sk in ("int", "bool") and dk == "int":
+        return _astype                            # numpy wraps like two's complement
+    if src == "bool" or (sk == "int" and numpy_dtype(src).itemsize <= 2 and dst in ("f32", "f64")):
+        return _astype                            # exact
+    if sk == "int" and dst in ("f32", "f64") and not saturate and numpy_dtype(src).itemsize <= 4:
+        return _astype                            # hardware conversion: nearest even
+    if not saturate:
+        if src == "f32" and dst == "f16":
+            return _astype                        # numpy: nearest even, inf, subnormals kept
+        if src == "i32" and dst == "f16":
+            # exact in f32 below 2**24; larger values overflow f16 however they round
+            return _i32_to_f16
+        if src == "f16" and dst in ("f32", "f64"):
+            return _astype
+        if src == "f32" and dst == "f64":
+            return _astype
+        if src == "bf16" and dst == "f32":
+            return _bf16_to_f32
+        if src == "f32" and dst == "bf16":
+            return _f32_to_bf16
+        if src == "i32" and dst == "bf16":
+            return _i32_to_bf16
+    if src == "f32" and dst in ("f8e4m3", "f8e5m2"):
+        return _f32_via_bf16_lut(dst, saturate)
+    if src in ("f32", "f16") and dst in ("i8", "i16", "i32") and numpy_dtype(src).itemsize >= 4:
+        return _float_to_small_int(dst)
+    if src == "f32" and dst == "bool":
+        return lambda x, out: np.not_equal(x, 0, out=out)
+    if numpy_dtype(src).itemsize <= 2:
         return _lut(src, dst, saturate)
     return _run_reference(src, dst, saturate)
 
@@ -598,17 +713,15 @@ def cast_array(x: np.ndarray, dst: str, *, src: str | None = None, mode: str = "
     flat_x = x.reshape(-1)
     flat_o = out.reshape(-1)
     kernel = _select_kernel(src, dst, saturate)
-    st = CastStats() if stats else None
-    if isinstance(kernel, _Lut):
-        kernel.run(flat_x, flat_o)
-        if stats:
-            st = kernel.stats(flat_x)
-        return out, st
     n = flat_x.size
+    with np.errstate(all="ignore"):
+        for s in range(0, n, _BLOCK):
+            kernel(flat_x[s:s + _BLOCK], flat_o[s:s + _BLOCK])
+    if not stats:
+        return out, None
+    if numpy_dtype(src).itemsize <= 2 and src not in ("i4", "u4"):
+        return out, _lut(src, dst, saturate).stats(flat_x)
+    st = CastStats()
     for s in range(0, n, _BLOCK):
-        xb = flat_x[s:s + _BLOCK]
-        ob = flat_o[s:s + _BLOCK]
-        kernel(xb, ob)
-        if stats:
-            st = st + _stats_of(xb, ob, src, dst, saturate)
+        st = st + _stats_of(flat_x[s:s + _BLOCK], flat_o[s:s + _BLOCK], src, dst, saturate)
     return out, st
