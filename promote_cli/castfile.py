@@ -230,8 +230,33 @@ def _run_one(args: tuple) -> Outcome:
         return Outcome(src, error=f"{src}: {e}", exit_code=2)
 
 
+# In a worker process: SIGTERM during a cast raises (so the temporary file is
+# removed on the way out), then the worker exits; an idle worker exits at once.
+_busy = False
+
+
+def _worker_sigterm(signum, frame):
+    if _busy:
+        raise npyio.Terminated(f"terminated by signal {signum}")
+    os._exit(128 + signum)
+
+
 def _worker_init() -> None:
-    npyio.install_sigterm_handler()
+    import signal
+
+    signal.signal(signal.SIGTERM, _worker_sigterm)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides; it sends SIGTERM
+
+
+def _run_in_worker(args: tuple) -> Outcome:
+    global _busy
+    _busy = True
+    try:
+        return _run_one(args)
+    except (npyio.Terminated, KeyboardInterrupt):
+        os._exit(143)  # the cast's clean-up has run
+    finally:
+        _busy = False
 
 
 def cast_files(
@@ -252,7 +277,7 @@ def cast_files(
         return
     ex = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
     try:
-        futures = [ex.submit(_run_one, t) for t in tasks]
+        futures = [ex.submit(_run_in_worker, t) for t in tasks]
         for f in futures:
             yield f.result()
     except BaseException:
