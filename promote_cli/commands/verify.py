@@ -19,7 +19,10 @@ from ..verify import compare, load_recording, probe_module
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--max-lines", default=50, show_default=True, help="Disagreements to print (text).")
 def verify(framework, recording, save, fmt, max_lines):
-    """Re-check a ruleset against the real framework (exit 1 on any disagreement, 2 if it is not installed)."""
+    """Re-check a ruleset against the real framework (exit 1 on any disagreement, 2 if it is not installed).
+
+    A probe may add checks of its own (`extra_checks()`: TOSA's CAST kernels against the reference model).
+    """
     framework = require_framework(framework)
     if recording:
         data = load_recording(recording)
@@ -36,14 +39,22 @@ def verify(framework, recording, save, fmt, max_lines):
             write_recording(data, save)
     total, mismatches = compare(data, framework)
     source = f"{data.get('package')} {data.get('version')}"
+    lines = [m.line() for m in mismatches]
+    extra = [] if recording else list(getattr(probe, "extra_checks", lambda: [])())
     if fmt == "json":
         click.echo(render.dumps({"framework": framework, "against": source, "cases": total,
-                                 "disagreements": [m.__dict__ for m in mismatches]}))
+                                 "disagreements": [m.__dict__ for m in mismatches],
+                                 "checks": [{"check": label, "cases": n, "disagreements": bad}
+                                            for label, n, bad in extra]}))
     else:
-        for m in mismatches[:max_lines]:
-            click.echo(m.line())
-        if len(mismatches) > max_lines:
-            click.echo(f"... and {len(mismatches) - max_lines} more")
+        for line in lines[:max_lines]:
+            click.echo(line)
+        if len(lines) > max_lines:
+            click.echo(f"... and {len(lines) - max_lines} more")
         click.echo(f"{framework} vs {source}: {total - len(mismatches)} of {total} cases agree", err=bool(mismatches))
-    if mismatches:
+        for label, n, bad in extra:
+            for line in bad[:max_lines]:
+                click.echo(line)
+            click.echo(f"{label}: {n - len(bad)} of {n} cases agree", err=bool(bad))
+    if mismatches or any(bad for _, _, bad in extra):
         sys.exit(EXIT_NO)
