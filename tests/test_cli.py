@@ -178,6 +178,10 @@ def test_frameworks_and_dtypes_listings():
     assert [d["name"] for d in dts] == list(DTYPES)
     assert "acl_float16" in next(d for d in dts if d["name"] == "f16")["aliases"]
     assert "cann" in run("frameworks").stdout
+    only = json.loads(run("dtypes", "-f", "anvil", "--format", "json").stdout)
+    assert [d["name"] for d in only] == [d.name for d in DTYPES.values() if d in load("anvil").types]
+    assert {f["name"] for f in json.loads(run("frameworks", "-f", "cann", "--format", "json").stdout)} == {"cann"}
+    assert run("frameworks", "-f", "cnn").exit_code == 2
 
 
 def test_version_and_help():

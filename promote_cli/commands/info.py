@@ -6,16 +6,23 @@ import click
 
 from .. import dtypes as vocabulary
 from .. import registry, render
+from ..cliopts import complete_framework
 
 
 @click.command()
+@click.option("--framework", "-f", metavar="NAME", shell_complete=complete_framework,
+              help="Only the rulesets of this framework.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "csv", "markdown"]), default="text",
               show_default=True)
-@click.option("--verbose", "-v", is_flag=True, help="Also list each ruleset's notes (known deviations).")
-def frameworks(fmt, verbose):
+@click.option("--verbose", "-v", is_flag=True, help="Also list each ruleset's options and notes (known deviations).")
+def frameworks(framework, fmt, verbose):
     """The rulesets this installation knows (bare NAME means the one marked default)."""
     rows = []
+    if framework:
+        registry.load(framework)  # an unknown name is a usage error with suggestions
     for rs in registry.all_rulesets():
+        if framework and rs.name != framework.partition("@")[0]:
+            continue
         rows.append({"name": rs.name, "version": rs.version, "default": registry.is_default(rs),
                      "ruleset": rs.key, "follows": rs.follows, "types": [d.name for d in rs.types],
                      "options": {k: getattr(o.default, "name", o.default) for k, o in rs.options.items()},
@@ -40,12 +47,17 @@ def frameworks(fmt, verbose):
 
 
 @click.command()
+@click.option("--framework", "-f", metavar="NAME[@VERSION]", shell_complete=complete_framework,
+              help="Only the dtypes this framework's ruleset has.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "csv", "markdown"]), default="text",
               show_default=True)
-def dtypes(fmt):
+def dtypes(framework, fmt):
     """The canonical dtype names, what each is, and the spellings accepted for it."""
     rows = []
+    wanted = set(registry.load(framework).types) if framework else None
     for d in vocabulary.DTYPES.values():
+        if wanted is not None and d not in wanted:
+            continue
         rows.append({"name": d.name, "kind": d.kind, "bits": d.bits, "exp_bits": d.exp_bits, "man_bits": d.man_bits,
                      "max": d.max, "min": d.min, "inf": d.has_inf, "nan": d.has_nan, "doc": d.doc,
                      "aliases": vocabulary.aliases(d.name)})
