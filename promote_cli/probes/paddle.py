@@ -4,8 +4,9 @@ What is asked
     Every API of the type-promotion doc's scope table (as op names: ``add``,
     ``remainder``, ``bitwise_and``, ``where``, ``huber_loss``, ...) and every Python
     operator (``+ - * / // ** % == != < <= > >= & | ^``), for every dtype pair and
-    every operand kind: tensor (shape ``[2]``) with tensor, a Python scalar
-    (``py:bool|int|float|complex``) on either side of a tensor, and 0-d tensors (``0d:``, shape ``[]``) with dimensioned and with 0-d tensors.
+    every operand kind: tensor (shape ``[2]``) with tensor, 0-d tensors (``0d:``, shape
+    ``[]``) with dimensioned and with 0-d tensors, and a Python scalar
+    (``py:bool|int|float|complex``) on either side of a tensor or of a 0-d tensor.
     Python scalars have fixed values (``True``, ``3``, ``1.5``, ``1+2j``); Paddle's
     promotion does not look at values.
 
@@ -119,8 +120,10 @@ KERNELS = {
     "+": {"add", "scale"}, "-": {"subtract", "scale"}, "*": {"multiply", "scale"},
     "/": {"divide", "scale"}, "//": {"floor_divide"},
     "**": {"elementwise_pow", "pow"}, "%": {"remainder"},
-    "==": {"equal"}, "!=": {"not_equal"}, "<": {"less_than"}, "<=": {"less_equal"},
-    ">": {"greater_than"}, ">=": {"greater_equal"},
+    "==": {"equal"}, "!=": {"not_equal"},
+    # a Python scalar first runs the reflected comparison: ``3 < t`` is ``t > 3``
+    "<": {"less_than", "greater_than"}, "<=": {"less_equal", "greater_equal"},
+    ">": {"greater_than", "less_than"}, ">=": {"greater_equal", "less_equal"},
     "&": {"bitwise_and"}, "|": {"bitwise_or"}, "^": {"bitwise_xor"},
 }
 
@@ -284,6 +287,8 @@ def operand_pairs():
     for t, s in itertools.product(types, scalars):
         yield t, s
         yield s, t
+        yield f"0d:{t}", s
+        yield s, f"0d:{t}"
 
 
 def record(ops: list[str] | None = None) -> dict:
@@ -307,7 +312,7 @@ def record(ops: list[str] | None = None) -> dict:
         "ruleset": FRAMEWORK,
         "package": PACKAGE,
         "version": version(),
-        "probe": __name__,
+        "probe": "promote_cli.probes.paddle",
         "python": platform.python_version(),
         "device": "cpu",
         "kernel_missing": missing,
@@ -315,22 +320,9 @@ def record(ops: list[str] | None = None) -> dict:
     }
 
 
-def dump(recording: dict) -> str:
-    """The recording as JSON text, one case per line."""
-    import json  # noqa: PLC0415
-
-    head = {k: v for k, v in recording.items() if k != "cases"}
-    lines = ["{" + json.dumps(head)[1:-1] + ', "cases": [']
-    body = [json.dumps(case, separators=(",", ":")) for case in recording["cases"]]
-    lines.append(",\n".join(body))
-    lines.append("]}")
-    return "\n".join(lines) + "\n"
-
-
 if __name__ == "__main__":  # pragma: no cover - used to refresh the recording
     import sys
 
-    out = sys.argv[1] if len(sys.argv) > 1 else "tests/data/recordings/paddle-3.3.json"
-    text = dump(record())
-    with open(out, "w", encoding="utf-8") as fh:
-        fh.write(text)
+    from promote_cli.probes import write_recording
+
+    write_recording(record(), sys.argv[1] if len(sys.argv) > 1 else "tests/data/recordings/paddle-3.3.json")
