@@ -1,10 +1,11 @@
 """Write the recorded tables of rules/paddle.toml from the Paddle recording.
 
-Most of rules/paddle.toml is rules.  A few op groups follow no rule short enough to be
-worth writing (ops Paddle composes in Python, whose answer depends on which CPU kernel
-is missing first), and Paddle's own promotion table is data: those tables are written
-by this tool from tests/data/recordings/paddle-3.3.json, never by hand.  Each one sits
-in the rule file between two marker lines
+rules/paddle.toml is rules, not dumps: every op group, with tensors, 0-d tensors and
+Python scalars, is a handful of clauses that agree with every case of
+tests/data/recordings/paddle-3.3.json.  What stays data is Paddle's own promotion table
+(phi/common/type_promotion.h), which the rules consult; this tool writes it from the
+recording, so no cell is typed by hand.  A table sits in the rule file between two
+marker lines
 
     # BEGIN generated table NAME (tools/paddle_tables.py)
     ...
@@ -12,7 +13,9 @@ in the rule file between two marker lines
 
 and everything outside the markers is left as it is.  A cell is the dtype the recording
 gives for the table's op and the operands of its row and column, or the refusal marker
-``x`` when Paddle refused.  Columns are aligned so the tables read as tables.
+``x`` when Paddle refused; columns are aligned so the table reads as a table.  Should a
+future recording defeat a rule, add a `Table` to TABLES (rows and columns may be any
+operands: ``i8``, ``0d:i8``, ``py:int``) and a marker pair to the rule file.
 
     python tools/paddle_tables.py            # rewrite the blocks in place
     python tools/paddle_tables.py --check    # exit 1 when the file is not what it would write
@@ -32,14 +35,8 @@ RULES = ROOT / "rules" / "paddle.toml"
 RECORDING = ROOT / "tests" / "data" / "recordings" / "paddle-3.3.json"
 TOOL = "tools/paddle_tables.py"
 
-#: every dtype the probe asks, in its order (promote_cli/probes/paddle.py, TO_PADDLE).
-TYPES = ["bool", "u8", "i8", "i16", "i32", "i64", "u16", "u32", "u64", "f8e4m3", "f8e5m2",
-         "bf16", "f16", "f32", "f64", "c64", "c128"]
 #: the dtypes of Paddle's promotion table (phi/common/type_promotion.h).
 PROMOTABLE = ["bool", "u8", "i8", "i16", "i32", "i64", "bf16", "f16", "f32", "f64", "c64", "c128"]
-#: tensors, then 0-d tensors: the operands of a recorded tensor table.
-TENSORS = TYPES + [f"0d:{t}" for t in TYPES]
-SCALARS = ["py:bool", "py:int", "py:float", "py:complex"]
 REFUSAL = "x"
 REASON = "Paddle refuses {a} with {b} for this op (see docs/frameworks/paddle.md)"
 
@@ -69,32 +66,6 @@ TABLES = [
         comment=["Paddle's promoteTypes lookup over the 12 dtypes it knows (phi/common/type_promotion.h),",
                  "as add of two 0-d tensors gives it; Paddle's other dtypes have no entry."],
         reason="Invalid enum data type for type promote: Paddle's promotion table has no entry for {a} with {b}",
-    ),
-    Table(
-        "tensor_logaddexp", "logaddexp", TENSORS, TENSORS,
-        comment=["paddle.logaddexp, every tensor and 0-d tensor pair as recorded.  Paddle composes it in",
-                 "Python (x - y, abs, exp, log1p, maximum, +): the answer is the dtype of the first",
-                 "step whose CPU kernel is missing, or the last step's, or the first step's refusal."],
-    ),
-    Table(
-        "scalar_right_logaddexp", "logaddexp", TYPES, SCALARS,
-        comment=["paddle.logaddexp(tensor, Python scalar): x - y takes the scalar, maximum() does not;",
-                 "only the pairs whose x - y has no CPU kernel answer (with the dtype x - y chose)."],
-    ),
-    Table(
-        "scalar_left_logaddexp", "logaddexp", SCALARS, TYPES,
-        comment=["paddle.logaddexp(Python scalar, tensor), as the table above."],
-    ),
-    Table(
-        "tensor_poisson_nll_loss", "poisson_nll_loss", TENSORS, TENSORS,
-        comment=["paddle.nn.functional.poisson_nll_loss(input, label), every tensor and 0-d tensor pair",
-                 "as recorded: exp(input) first (no CPU kernel for bool, integer, bf16 or f16 input),",
-                 "then input * label and the shape check."],
-    ),
-    Table(
-        "tensor_l1_loss", "l1_loss", TENSORS, TENSORS,
-        comment=["paddle.nn.functional.l1_loss(input, label), every tensor and 0-d tensor pair as",
-                 "recorded: abs(input - label), then the shape check."],
     ),
 ]
 
