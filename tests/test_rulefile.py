@@ -330,3 +330,28 @@ def test_every_shipped_rule_file_loads():
     assert {rs.name for rs in loaded} >= {"cann", "anvil"}
     for rs in loaded:
         assert rs.description and rs.source, f"{rs.path} says nothing of what it is or where it comes from"
+
+
+def test_complex_of_and_real_of():
+    rs = rules('[[rules]]\nname = "c"\nresult = "complex_of(a) if is_float(a) else real_of(a)"\n',
+               BASE.replace('"f64"]', '"f64", "c32", "c64", "c128"]'))
+    assert [ask(rs, t, t).result for t in ("f16", "f32", "f64", "c64", "c128")] == ["c32", "c64", "c128", "f32", "f64"]
+    assert ask(rs, "bf16", "bf16").result is None  # no complex type has bf16 parts
+
+
+def test_recordings_are_written_one_case_per_line_and_readable(tmp_path):
+    import json
+    import os
+    import stat
+
+    from promote_cli.probes import write_recording
+
+    data = {"ruleset": "demo", "package": "demo", "version": "1", "cases": [["add", "i8", "u8", {}, "i16", None]] * 3}
+    path = tmp_path / "rec.json"
+    write_recording(data, str(path))
+    assert json.loads(path.read_text())["cases"] == data["cases"]
+    assert len(path.read_text().splitlines()) == 3 + 2
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
+    assert [p.name for p in tmp_path.iterdir()] == ["rec.json"]

@@ -22,6 +22,9 @@ def write_recording(data: dict, path: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write("\n".join(lines) + "\n")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a recording is an ordinary file
         os.replace(tmp, path)
     except BaseException:
         os.unlink(tmp)
