@@ -39,6 +39,7 @@ int64 with explicit rounding.  Large arrays are processed in cache-sized blocks.
 from __future__ import annotations
 
 import functools
+import threading
 from collections import deque
 from dataclasses import dataclass, fields
 
@@ -518,39 +519,244 @@ def _stats_of(x, y, src, dst, saturate) -> CastStats:
 
 
 # --------------------------------------------------------------------------- kernels
+#
+# A kernel is run(x, out, acc, sc) on one block: it fills `out` from `x` and, when `acc`
+# is not None, adds the block's statistics to it.  `sc` hands out reusable scratch
+# buffers of the block size, so the several numpy passes of a kernel stay in cache and
+# allocate nothing.  Statistics come from the values the kernel computes anyway (masks
+# counted with np.count_nonzero, round trips compared in place) rather than from a
+# separate classification pass.
 
-_BLOCK = 1 << 15
+_BLOCK = 1 << 16
+_SUB, _UNP = 7, 8              # acc slots after the 7 categories
+
+
+class _Acc:
+    """Running counts: 7 categories, subnormal_out, unpredictable; plus raw histograms
+    of table-driven casts, folded into the counts at the end."""
+
+    def __init__(self):
+        self.c = [0] * 9
+        self.hists: dict = {}
+
+    def add(self, slot: int, n) -> None:
+        self.c[slot] += int(n)
+
+    def result(self) -> CastStats:
+        c = list(self.c)
+        for lut, h in self.hists.values():
+            folded = h @ lut.indicators
+            for i in range(9):
+                c[i] += int(folded[i])
+        kw = {n: c[i] for i, n in enumerate(_CATEGORY_FIELDS)}
+        return CastStats(subnormal_out=c[_SUB], unpredictable=c[_UNP], **kw)
+
+
+class _Scratch:
+    """Block-sized buffers, one per (name, dtype), reused from block to block."""
+
+    def __init__(self, n: int = _BLOCK):
+        self.n = n
+        self.bufs: dict = {}
+
+    def __call__(self, name: str, dtype, m: int) -> np.ndarray:
+        key = (name, dtype)
+        b = self.bufs.get(key)
+        if b is None:
+            b = self.bufs[key] = np.empty(self.n, dtype)
+        return b[:m]
 
 
 def _uint_view(a: np.ndarray) -> np.ndarray:
+    if a.dtype == np.bool_:
+        return a.view(np.uint8)
     return a.view(np.dtype(f"u{a.dtype.itemsize}"))
 
 
+def _count(mask: np.ndarray) -> int:
+    return int(np.count_nonzero(mask))
+
+
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """Inclusive index ranges [lo, hi] where `mask` is True."""
+    m = np.concatenate(([0], mask.astype(np.int8), [0]))
+    d = np.diff(m)
+    return list(zip(np.flatnonzero(d == 1).tolist(), (np.flatnonzero(d == -1) - 1).tolist()))
+
+
+def _count_ranges(u: np.ndarray, ranges, top: int, sc: _Scratch) -> int:
+    """How many elements of the unsigned array `u` fall in the union of `ranges`."""
+    total = 0
+    m = u.size
+    t = u.dtype.type
+    bm = sc("rbool", np.bool_, m)
+    for lo, hi in ranges:
+        if lo == 0 and hi == top:
+            total += m
+        elif lo == hi:
+            total += _count(np.equal(u, t(lo), out=bm))
+        elif lo == 0:
+            total += _count(np.less_equal(u, t(hi), out=bm))
+        elif hi == top:
+            total += _count(np.greater_equal(u, t(lo), out=bm))
+        else:
+            d = sc("rdiff", u.dtype, m)
+            np.subtract(u, t(lo), out=d)
+            total += _count(np.less_equal(d, t(hi - lo), out=bm))
+    return total
+
+
+# relative costs per element, in units of one compare-and-count pass
+_COST_RANGE, _COST_ROUNDTRIP, _COST_BINCOUNT = 1.0, 5.0, 10.0
+
+
 class _Lut:
-    """Lookup table over every bit pattern of an 8- or 16-bit source type."""
+    """Everything table-driven about an 8- or 16-bit source type: the output for every
+    bit pattern and how to count the statistics of a block cheaply.
+
+    Statistics plans, chosen once per pair by estimated cost:
+    * "ranges": every counter is a union of few ranges of source patterns (of their
+      magnitude bits when the table is sign-symmetric): compare and count;
+    * "roundtrip": exact = the output maps back to the input (`back` holds, for each
+      output pattern, its one exact preimage, or a pattern that never maps to it);
+      the other counters by ranges, rounded = the rest;
+    * "bincount": a histogram of the patterns, folded through the per-pattern
+      indicators once at the end.
+    """
 
     def __init__(self, src: str, dst: str, saturate: bool):
         sdt = numpy_dtype(src)
         n = 1 << (8 * sdt.itemsize)
-        patterns = np.arange(n, dtype=np.dtype(f"u{sdt.itemsize}")).view(sdt)
+        upat = np.arange(n, dtype=np.dtype(f"u{sdt.itemsize}"))
+        patterns = upat.view(sdt)
         if src == "bool":
             patterns = np.array([False, True])
+            upat = patterns.view(np.uint8)
+            n = 2
         y = reference_cast(patterns, src, dst, saturate)
         self.table = np.ascontiguousarray(y)
-        self.table_bits = _uint_view(self.table) if dst != "bool" else self.table.view(np.uint8)
-        self.codes, self.subnormal, self.unpredictable = classify(patterns, y, src, dst, saturate)
-        self.size = patterns.size
+        self.table_bits = _uint_view(self.table)
+        codes, subnormal, unpredictable = classify(patterns, y, src, dst, saturate)
+        self.size = n
+        self.in_uint = upat.dtype
+        ind = np.zeros((n, 9), np.int64)
+        ind[np.arange(n), codes] = 1
+        ind[:, _SUB] = subnormal
+        ind[:, _UNP] = unpredictable
+        self.indicators = ind
+        self.pairs = None
+        osize = self.table.dtype.itemsize
+        if sdt.itemsize == 1 and src != "bool" and osize <= 4:
+            # two elements per gather: a table over every pair of input bytes
+            wide = np.dtype(f"u{2 * osize}")
+            tb = self.table_bits.astype(wide)
+            first, second = np.meshgrid(np.arange(256), np.arange(256), indexing="xy")
+            if _LITTLE:   # element 0 is the low byte of the u16 index
+                self.pairs = tb[first.ravel()] | (tb[second.ravel()] << wide.type(8 * osize))
+            else:
+                self.pairs = (tb[second.ravel()] << wide.type(8 * osize)) | tb[first.ravel()]
+            self.pair_view = wide
+        self._plan(src, osize)
 
-    def __call__(self, x: np.ndarray, out: np.ndarray) -> None:
-        idx = _uint_view(x) if x.dtype != np.bool_ else x.view(np.uint8)
-        o = _uint_view(out) if out.dtype != np.bool_ else out.view(np.uint8)
-        # numpy gathers fastest with native-width indices: widen block by block
-        np.take(self.table_bits, idx.astype(np.intp), out=o, mode="clip")
+    def _plan(self, src: str, osize: int) -> None:
+        ind = self.indicators.astype(bool)
+        n = self.size
+        space, top, self.sym = n, n - 1, None
+        if _kind(src) == "float" and n > 2:
+            half = n // 2
+            if (ind[:half] == ind[half:]).all():
+                space, top, self.sym = half, half - 1, half - 1
+        self.top = top
+        runs = [_runs(ind[:space, k]) for k in range(9)]
+        self.runs = runs
+        cats = range(7)
+        resid = max(cats, key=lambda k: len(runs[k]))
+        c_ranges = sum(len(runs[k]) for k in range(9) if k != resid) * _COST_RANGE
+        others = [k for k in range(9) if k not in (_EXACT, _ROUNDED)]
+        c_round = _COST_ROUNDTRIP + sum(len(runs[k]) for k in others) * _COST_RANGE
+        exact = ind[:, _EXACT]
+        if osize > 2 or (exact.any() and np.bincount(self.table_bits[exact].astype(np.intp)).max() > 1):
+            c_round = float("inf")   # no table, or an output with two exact preimages (+-0 -> 0)
+        best = min(c_ranges, c_round, _COST_BINCOUNT)
+        if best == c_ranges:
+            self.plan, self.counted, self.resid = "ranges", [k for k in range(9) if k != resid], resid
+        elif best == c_round:
+            self.plan, self.counted, self.resid = "roundtrip", others, _ROUNDED
+            self._make_back()
+        else:
+            self.plan = "bincount"
 
-    def stats(self, x: np.ndarray) -> CastStats:
-        idx = _uint_view(x) if x.dtype != np.bool_ else x.view(np.uint8)
-        w = np.bincount(idx.ravel(), minlength=self.size)
-        return _stats_from(self.codes, self.subnormal, self.unpredictable, weights=w)
+    def _make_back(self) -> None:
+        """back[y]: the exact preimage of output pattern y, else a pattern not mapping to y."""
+        nout = 1 << (8 * self.table_bits.dtype.itemsize)
+        tb = self.table_bits.astype(np.intp)
+        exact = self.indicators[:, _EXACT].astype(bool)
+        pa = 0
+        pb = int(np.flatnonzero(tb != tb[pa])[0]) if (tb != tb[pa]).any() else 0
+        back = np.full(nout, pa, np.int64)
+        back[tb[pa]] = pb
+        pats = np.flatnonzero(exact)
+        back[tb[pats]] = pats
+        self.back = back.astype(self.in_uint)
+
+    # -- the cast
+    def __call__(self, x, out, acc, sc) -> None:
+        self.apply(_uint_view(x), _uint_view(out), acc, sc)
+
+    def apply(self, xu: np.ndarray, ou: np.ndarray, acc, sc) -> None:
+        """Cast unsigned source patterns `xu` into unsigned output patterns `ou`."""
+        m = xu.size
+        idx = None
+        if self.pairs is not None and m >= 2:
+            k = m & ~1
+            px = xu[:k].view(np.uint16)
+            pidx = sc("pidx", np.intp, k // 2)
+            np.copyto(pidx, px, casting="unsafe")
+            np.take(self.pairs, pidx, out=ou[:k].view(self.pair_view), mode="wrap")
+            if k < m:
+                ou[k:] = self.table_bits[xu[k:]]
+        else:
+            idx = sc("idx", np.intp, m)
+            np.copyto(idx, xu, casting="unsafe")
+            np.take(self.table_bits, idx, out=ou, mode="wrap")
+        if acc is not None:
+            self.count(xu, ou, acc, sc, idx)
+
+    # -- the statistics
+    def count(self, xu: np.ndarray, ou: np.ndarray, acc, sc, idx=None) -> None:
+        m = xu.size
+        if m == 0:
+            return
+        if self.plan == "bincount":
+            if idx is None:
+                idx = sc("idx", np.intp, m)
+                np.copyto(idx, xu, casting="unsafe")
+            h = np.bincount(idx, minlength=self.size)
+            key = id(self)
+            if key in acc.hists:
+                acc.hists[key][1][:] += h
+            else:
+                acc.hists[key] = (self, h.astype(np.int64))
+            return
+        a = xu
+        if self.sym is not None:
+            a = sc("abs", xu.dtype, m)
+            np.bitwise_and(xu, xu.dtype.type(self.sym), out=a)
+        done = 0
+        for k in self.counted:
+            c = _count_ranges(a, self.runs[k], self.top, sc) if self.runs[k] else 0
+            acc.add(k, c)
+            if k < 7:
+                done += c
+        if self.plan == "roundtrip":
+            oi = sc("oidx", np.intp, m)
+            np.copyto(oi, ou, casting="unsafe")
+            b = sc("back", xu.dtype, m)
+            np.take(self.back, oi, out=b, mode="wrap")
+            ex = _count(np.equal(b, xu, out=sc("rtbool", np.bool_, m)))
+            acc.add(_EXACT, ex)
+            done += ex
+        acc.add(self.resid, m - done)
 
 
 @functools.lru_cache(maxsize=None)
@@ -558,52 +764,248 @@ def _lut(src: str, dst: str, saturate: bool) -> _Lut:
     return _Lut(src, dst, saturate)
 
 
+def _slow_stats(run, src, dst, saturate):
+    """A kernel without statistics of its own: classify the block (float64 path)."""
+    def k(x, out, acc, sc):
+        run(x, out, None, sc)
+        if acc is not None:
+            codes, sub, unp = classify(x, out, src, dst, saturate)
+            h = np.bincount(codes, minlength=7)
+            for i in range(7):
+                acc.add(i, h[i])
+            acc.add(_SUB, _count(sub))
+            acc.add(_UNP, _count(unp))
+    return k
+
+
+def _table_stats(run, src, dst, saturate):
+    """A kernel for an 8/16-bit source whose statistics come from that source's table."""
+    lut = _lut(src, dst, saturate)
+
+    def k(x, out, acc, sc):
+        run(x, out, None, sc)
+        if acc is not None:
+            lut.count(_uint_view(x), _uint_view(out), acc, sc)
+    return k
+
+
 def _run_reference(src, dst, saturate):
-    def run(x, out):
+    def run(x, out, acc, sc):
         out[...] = reference_cast(x, src, dst, saturate)
-    return run
+    return _slow_stats(run, src, dst, saturate)
 
 
-def _astype(x, out):
+def _astype(x, out, acc, sc):
     np.copyto(out, x, casting="unsafe")
 
 
-def _f32_bits_to_bf16(u: np.ndarray, out: np.ndarray) -> None:
+def _all_exact(run):
+    def k(x, out, acc, sc):
+        run(x, out, None, sc)
+        if acc is not None:
+            acc.add(_EXACT, x.size)
+    return k
+
+
+def _int_to_int(x, out, acc, sc):
+    np.copyto(out, x, casting="unsafe")          # numpy wraps like two's complement
+    if acc is not None:
+        m = x.size
+        if out.dtype.itemsize >= x.dtype.itemsize and out.dtype.kind == x.dtype.kind:
+            acc.add(_EXACT, m)
+            return
+        ex = _count(np.equal(out, x, out=sc("b0", np.bool_, m)))
+        acc.add(_EXACT, ex)
+        acc.add(_WRAPPED, m - ex)
+
+
+def _int_to_bool(x, out, acc, sc):
+    np.not_equal(x, 0, out=out)
+    if acc is not None:
+        m = x.size
+        ex = _count(np.less_equal(_uint_view(x), 1, out=sc("b0", np.bool_, m)))   # 0 or 1
+        acc.add(_EXACT, ex)
+        acc.add(_ROUNDED, m - ex)
+
+
+def _f32_to_bool(x, out, acc, sc):
+    np.not_equal(x, 0, out=out)
+    if acc is not None:
+        m = x.size
+        bm = sc("b0", np.bool_, m)
+        nan = _count(np.not_equal(x, x, out=bm))
+        ex = _count(np.equal(x, 0, out=bm)) + _count(np.equal(x, 1, out=bm))
+        acc.add(_NAN_IN, nan)
+        acc.add(_EXACT, ex)
+        acc.add(_ROUNDED, m - ex - nan)
+
+
+def _int_to_float_exact_check(x, out, acc, sc):
+    """int32 -> f32 (hardware conversion, nearest even); exact = converts back equal."""
+    np.copyto(out, x, casting="unsafe")
+    if acc is not None:
+        m = x.size
+        ex = _count(np.equal(out, x, out=sc("b0", np.bool_, m)))   # compared in float64
+        acc.add(_EXACT, ex)
+        acc.add(_ROUNDED, m - ex)
+
+
+_F32_ABS, _F32_INF = np.uint32(0x7FFF_FFFF), np.uint32(0x7F80_0000)
+
+
+def _f32_nan_inf(u, sc, m):
+    """(NaN count, infinity count) of float32 bit patterns u, and |u| in scratch."""
+    a = sc("a32", np.uint32, m)
+    np.bitwise_and(u, _F32_ABS, out=a)
+    bm = sc("b1", np.bool_, m)
+    nan = _count(np.greater(a, _F32_INF, out=bm))
+    inf = _count(np.equal(a, _F32_INF, out=bm))
+    return nan, inf, a
+
+
+def _f32_bits_to_bf16(u: np.ndarray, out16: np.ndarray, sc, a=None) -> np.ndarray:
     """float32 bit patterns -> bfloat16 bit patterns: nearest, ties to even.
 
     The carry of the rounding bias runs into the exponent, so overflow gives inf and
     subnormals stay subnormal; NaN is made quiet (the bias could carry it into inf).
+    Returns the 32-bit intermediate (the bf16 pattern in the low half).
     """
-    lsb = (u >> np.uint32(16)) & np.uint32(1)
-    r = u + np.uint32(0x7FFF)
-    r += lsb
+    m = u.size
+    r = sc("r32", np.uint32, m)
+    t = sc("t32", np.uint32, m)
+    np.right_shift(u, np.uint32(16), out=t)
+    np.bitwise_and(t, np.uint32(1), out=t)
+    np.add(u, np.uint32(0x7FFF), out=r)
+    r += t
     r >>= np.uint32(16)
-    nan = (u & np.uint32(0x7FFF_FFFF)) > np.uint32(0x7F80_0000)
-    r[nan] = (u[nan] >> np.uint32(16)) | np.uint32(0x0040)
-    np.copyto(out.view(np.uint16), r, casting="unsafe")
+    if a is None:
+        a = sc("a32", np.uint32, m)
+        np.bitwise_and(u, _F32_ABS, out=a)
+    nan = np.greater(a, _F32_INF, out=sc("bn", np.bool_, m))
+    if nan.any():
+        r[nan] = (u[nan] >> np.uint32(16)) | np.uint32(0x0040)
+    np.copyto(out16, r, casting="unsafe")
+    return r
 
 
-def _f32_to_bf16(x, out):
-    _f32_bits_to_bf16(x.view(np.uint32), out)
+def _bf16_stats(r, x, m, acc, sc, nan, inf):
+    """Counts of a cast to bf16 whose 32-bit result patterns are r (x: the values)."""
+    back = sc("t32", np.uint32, m)
+    np.left_shift(r, np.uint32(16), out=back)
+    bm = sc("b0", np.bool_, m)
+    if x.dtype == np.float32:
+        ex = _count(np.equal(back.view(np.float32), x, out=bm))
+    else:
+        ex = _count(np.equal(back.view(np.float32), x, out=bm))   # compared in float64
+    ya = sc("ya", np.uint32, m)
+    np.bitwise_and(r, np.uint32(0x7FFF), out=ya)
+    ovf = _count(np.equal(ya, np.uint32(0x7F80), out=bm)) - inf
+    np.subtract(ya, np.uint32(1), out=ya)
+    sub = _count(np.less(ya, np.uint32(0x7F), out=bm))
+    acc.add(_EXACT, ex)
+    acc.add(_OVF_INF, ovf)
+    acc.add(_NAN_IN, nan)
+    acc.add(_SUB, sub)
+    acc.add(_ROUNDED, m - ex - ovf - nan)
 
 
-def _i32_to_bf16(x, out):
+def _f32_to_bf16(x, out, acc, sc):
+    u = x.view(np.uint32)
+    m = x.size
+    if acc is None:
+        _f32_bits_to_bf16(u, out.view(np.uint16), sc)
+        return
+    nan, inf, a = _f32_nan_inf(u, sc, m)
+    r = _f32_bits_to_bf16(u, out.view(np.uint16), sc, a)
+    _bf16_stats(r, x, m, acc, sc, nan, inf)
+
+
+def _i32_to_bf16(x, out, acc, sc):
     # the reference model's way: to f32 (nearest even), then to bf16
-    _f32_bits_to_bf16(x.astype(np.float32).view(np.uint32), out)
+    m = x.size
+    f = sc("f32", np.float32, m)
+    np.copyto(f, x, casting="unsafe")
+    r = _f32_bits_to_bf16(f.view(np.uint32), out.view(np.uint16), sc)
+    if acc is not None:
+        _bf16_stats(r, x, m, acc, sc, 0, 0)
+
+
+def _f32_to_f16(x, out, acc, sc):
+    """numpy's conversion: nearest even, inf on overflow, subnormals kept."""
+    np.copyto(out, x, casting="unsafe")
+    if acc is not None:
+        m = x.size
+        nan, inf, _ = _f32_nan_inf(x.view(np.uint32), sc, m)
+        back = sc("f32", np.float32, m)
+        np.copyto(back, out)
+        bm = sc("b0", np.bool_, m)
+        ex = _count(np.equal(back, x, out=bm))
+        _f16_out_stats(out, m, acc, sc, ex, nan, inf)
+
+
+def _f16_out_stats(out, m, acc, sc, ex, nan, inf):
+    y = out.view(np.uint16)
+    ya = sc("ya16", np.uint16, m)
+    np.bitwise_and(y, np.uint16(0x7FFF), out=ya)
+    bm = sc("b0", np.bool_, m)
+    ovf = _count(np.equal(ya, np.uint16(0x7C00), out=bm)) - inf
+    np.subtract(ya, np.uint16(1), out=ya)
+    sub = _count(np.less(ya, np.uint16(0x3FF), out=bm))
+    acc.add(_EXACT, ex)
+    acc.add(_OVF_INF, ovf)
+    acc.add(_NAN_IN, nan)
+    acc.add(_SUB, sub)
+    acc.add(_ROUNDED, m - ex - ovf - nan)
+
+
+def _i32_to_f16(x, out, acc, sc):
+    """int32 -> f16 through f32 (exact below 2**24; all larger values overflow f16).
+    Values that overflow are set apart: numpy converts them to f16 very slowly."""
+    m = x.size
+    f = sc("f32", np.float32, m)
+    np.copyto(f, x, casting="unsafe")
+    a = sc("fa", np.float32, m)
+    np.abs(f, out=a)
+    big = np.greater_equal(a, np.float32(65520.0), out=sc("b1", np.bool_, m))  # beyond f16 max
+    nbig = _count(big)
+    if nbig:
+        np.clip(f, np.float32(-65504.0), np.float32(65504.0), out=a)
+        np.copyto(out, a, casting="unsafe")
+        out[big] = np.copysign(np.float16(np.inf), f[big])
+    else:
+        np.copyto(out, f, casting="unsafe")
+    if acc is not None:
+        back = sc("back", np.float32, m)
+        np.copyto(back, out)
+        ex = _count(np.equal(back, f, out=sc("b0", np.bool_, m)))
+        acc.add(_EXACT, ex)
+        acc.add(_OVF_INF, nbig)
+        acc.add(_ROUNDED, m - ex - nbig)
+
+
+def _bf16_to_f32(x, out, acc, sc):
+    np.left_shift(x.view(np.uint16), np.uint32(16), out=out.view(np.uint32), casting="unsafe")
 
 
 def _f32_via_bf16_lut(dst: str, saturate: bool):
     """float32 -> 8-bit float: round to odd at bfloat16 precision, then the bf16 table.
 
     Truncating to bf16 and setting the last bit when any dropped bit was set keeps the
-    information a correct rounding to <= 5 significant bits needs (round-to-odd).
+    information a correct rounding to <= 5 significant bits needs (round-to-odd).  The
+    statistics are the bf16 table's, counted on the rounded-to-odd patterns: an f32 value
+    whose dropped bits are not all zero maps to a bf16 pattern with its last bit set, which
+    no fp8 value has, so both fall in the same category (rounded, overflow or NaN).
     """
     lut = _lut("bf16", dst, saturate)
 
-    def run(x, out):
+    def run(x, out, acc, sc):
+        m = x.size
         h = x.view(np.uint16)
-        idx = h[1::2] | (h[0::2] != 0) if _LITTLE else h[0::2] | (h[1::2] != 0)
-        np.take(lut.table_bits, idx.astype(np.intp), out=out.view(np.uint8), mode="clip")
+        lo, hi = (h[0::2], h[1::2]) if _LITTLE else (h[1::2], h[0::2])
+        odd = np.not_equal(lo, 0, out=sc("odd", np.bool_, m))
+        idx = sc("rto", np.uint16, m)
+        np.bitwise_or(hi, odd, out=idx)
+        lut.apply(idx, out.view(np.uint8), acc, sc)
     return run
 
 
@@ -613,88 +1015,111 @@ _LITTLE = np.dtype(np.uint32).byteorder == "=" and np.little_endian
 def _float_to_small_int(dst: str):
     """f32 -> i8/i16/i32: nearest even, saturate, NaN -> 0, computed in f32.
 
-    (Masked assignment and clip are used rather than np.copyto(where=...), which is
-    several times slower.)"""
+    Saturated and exact elements are counted from the same rounded values."""
     info = np.iinfo(numpy_dtype(dst))
-    top = float(info.max) + 1.0                   # a power of two: exact in f32
+    top = np.float32(float(info.max) + 1.0)       # a power of two: exact in f32
+    lo = np.float32(info.min)
+    # the largest f32 not above info.max: info.max itself for i8/i16
+    hi = np.float32(np.nextafter(top, np.float32(0))) if info.bits >= 32 else np.float32(info.max)
 
-    def run(x, out):
-        r = np.rint(x)
-        r[r != r] = 0
-        np.clip(r, float(info.min), top, out=r)
-        hi = r == top
-        ri = r.astype(np.int32) if info.bits < 32 else r.astype(np.int64)
-        ri[hi] = info.max
-        np.copyto(out, ri, casting="unsafe")
+    def run(x, out, acc, sc):
+        m = x.size
+        r = sc("f32", np.float32, m)
+        np.rint(x, out=r)
+        bm = sc("b0", np.bool_, m)
+        nanm = np.not_equal(r, r, out=bm)
+        nan = _count(nanm)
+        if nan:
+            r[nanm] = 0
+        above = np.greater_equal(r, top, out=sc("b1", np.bool_, m))
+        n_hi = _count(above)
+        if acc is not None:
+            n_lo = _count(np.less(r, lo, out=bm))
+        np.clip(r, lo, hi, out=r)
+        np.copyto(out, r, casting="unsafe")
+        if n_hi and info.bits >= 32:
+            out[above] = info.max
+        if acc is not None:
+            ex = _count(np.equal(r, x, out=bm))
+            acc.add(_EXACT, ex)
+            acc.add(_SATURATED, n_hi + n_lo)
+            acc.add(_NAN_IN, nan)
+            acc.add(_UNP, nan)
+            acc.add(_ROUNDED, m - ex - n_hi - n_lo - nan)
     return run
 
 
-def _i32_to_f16(x, out):
-    """int32 -> f16 through f32 (exact below 2**24; all larger values overflow f16).
-    Values that overflow are set apart: numpy converts them to f16 very slowly."""
-    f = x.astype(np.float32)
-    big = np.abs(f) >= 65520.0                    # rounds beyond the f16 maximum
-    np.clip(f, -65504.0, 65504.0, out=f)
-    np.copyto(out, f, casting="unsafe")
-    if big.any():
-        out[big] = np.copysign(np.float16(np.inf), f[big])
-
-
-def _bf16_to_f32(x, out):
-    u = x.view(np.uint16).astype(np.uint32)
-    u <<= np.uint32(16)
-    np.copyto(out.view(np.uint32), u)
-
-
 def _select_kernel(src: str, dst: str, saturate: bool):
-    """A function run(x_block, out_block) filling out_block (a _Lut is one too)."""
+    """A function run(x_block, out_block, acc, scratch) filling out_block."""
     sk, dk = _kind(src), _kind(dst)
+    small = numpy_dtype(src).itemsize <= 2 and src not in ("i4", "u4")
     if src in ("i4", "u4") or dst in ("i4", "u4"):
         return _run_reference(src, dst, saturate)
-    if dk == "bool" and src != "bool" and sk == "int":
-        return lambda x, out: np.not_equal(x, 0, out=out)
-    if sk in ("int", "bool") and dk == "int":
-        return _astype                            # numpy wraps like two's complement
-    if src == "bool" or (sk == "int" and numpy_dtype(src).itemsize <= 2 and dst in ("f32", "f64")):
-        return _astype                            # exact
+    if src == "bool":
+        return _all_exact(_astype)
+    if dk == "bool" and sk == "int":
+        return _int_to_bool
+    if sk == "int" and dk == "int":
+        xs, ys = numpy_dtype(src), numpy_dtype(dst)
+        if np.result_type(xs, ys).kind in "iu":
+            return _int_to_int
+        return _slow_stats(_astype, src, dst, saturate)      # u64 vs i64: compare exactly
+    if sk == "int" and numpy_dtype(src).itemsize <= 2 and dst in ("f32", "f64"):
+        return _all_exact(_astype)
     if sk == "int" and dst in ("f32", "f64") and not saturate and numpy_dtype(src).itemsize <= 4:
-        return _astype                            # hardware conversion: nearest even
+        return _int_to_float_exact_check   # hardware conversion: nearest even
     if not saturate:
         if src == "f32" and dst == "f16":
-            return _astype                        # numpy: nearest even, inf, subnormals kept
+            return _f32_to_f16
         if src == "i32" and dst == "f16":
             # exact in f32 below 2**24; larger values overflow f16 however they round
             return _i32_to_f16
         if src == "f16" and dst in ("f32", "f64"):
-            return _astype
+            return _table_stats(_astype, src, dst, saturate)
         if src == "f32" and dst == "f64":
-            return _astype
+            return _slow_stats(_astype, src, dst, saturate)
         if src == "bf16" and dst == "f32":
-            return _bf16_to_f32
+            return _table_stats(_bf16_to_f32, src, dst, saturate)
         if src == "f32" and dst == "bf16":
             return _f32_to_bf16
         if src == "i32" and dst == "bf16":
             return _i32_to_bf16
     if src == "f32" and dst in ("f8e4m3", "f8e5m2"):
         return _f32_via_bf16_lut(dst, saturate)
-    if src in ("f32", "f16") and dst in ("i8", "i16", "i32") and numpy_dtype(src).itemsize >= 4:
+    if src == "f32" and dst in ("i8", "i16", "i32"):
         return _float_to_small_int(dst)
     if src == "f32" and dst == "bool":
-        return lambda x, out: np.not_equal(x, 0, out=out)
-    if numpy_dtype(src).itemsize <= 2:
+        return _f32_to_bool
+    if small:
         return _lut(src, dst, saturate)
     return _run_reference(src, dst, saturate)
 
 
+@functools.lru_cache(maxsize=None)
+def _kernel(src: str, dst: str, saturate: bool):
+    return _select_kernel(src, dst, saturate)
+
+
 # --------------------------------------------------------------------------- entry point
+
+_local = threading.local()
+
+
+def _scratch() -> _Scratch:
+    sc = getattr(_local, "scratch", None)
+    if sc is None:
+        sc = _local.scratch = _Scratch()
+    return sc
 
 
 def cast_array(x: np.ndarray, dst: str, *, src: str | None = None, mode: str = "tosa",
-               saturate: bool = False, stats: bool = True) -> tuple[np.ndarray, CastStats | None]:
+               saturate: bool = False, stats: bool = True,
+               out: np.ndarray | None = None) -> tuple[np.ndarray, CastStats | None]:
     """Cast `x` (values of dtype `src`) to `dst` with TOSA CAST semantics.
 
-    Returns a new C-contiguous array of dst's numpy dtype and, unless stats=False,
-    the `CastStats` of the conversion.
+    Returns a new C-contiguous array of dst's numpy dtype (or `out`, when given: a
+    C-contiguous array of that dtype and x's size, reshaped to x's shape) and, unless
+    stats=False, the `CastStats` of the conversion.
     """
     x = np.asarray(x)
     if src is None:
@@ -709,19 +1134,19 @@ def cast_array(x: np.ndarray, dst: str, *, src: str | None = None, mode: str = "
         raise UsageError("--saturate needs --mode extended (TOSA CAST does not saturate floats)")
     if not x.flags.c_contiguous:
         x = x.copy(order="C")
-    out = np.empty(x.shape, numpy_dtype(dst))
+    if out is None:
+        out = np.empty(x.shape, numpy_dtype(dst))
+    else:
+        if out.dtype != numpy_dtype(dst) or out.size != x.size or not out.flags.c_contiguous:
+            raise ValueError("out must be a C-contiguous array of the output dtype and x's size")
+        out = out.reshape(x.shape)
     flat_x = x.reshape(-1)
     flat_o = out.reshape(-1)
-    kernel = _select_kernel(src, dst, saturate)
+    kernel = _kernel(src, dst, saturate)
+    acc = _Acc() if stats else None
+    sc = _scratch()
     n = flat_x.size
     with np.errstate(all="ignore"):
         for s in range(0, n, _BLOCK):
-            kernel(flat_x[s:s + _BLOCK], flat_o[s:s + _BLOCK])
-    if not stats:
-        return out, None
-    if numpy_dtype(src).itemsize <= 2 and src not in ("i4", "u4"):
-        return out, _lut(src, dst, saturate).stats(flat_x)
-    st = CastStats()
-    for s in range(0, n, _BLOCK):
-        st = st + _stats_of(flat_x[s:s + _BLOCK], flat_o[s:s + _BLOCK], src, dst, saturate)
-    return out, st
+            kernel(flat_x[s:s + _BLOCK], flat_o[s:s + _BLOCK], acc, sc)
+    return out, (acc.result() if stats else None)
