@@ -1000,11 +1000,15 @@ def _f32_via_bf16_lut(dst: str, saturate: bool):
 
     def run(x, out, acc, sc):
         m = x.size
-        h = x.view(np.uint16)
-        lo, hi = (h[0::2], h[1::2]) if _LITTLE else (h[1::2], h[0::2])
-        odd = np.not_equal(lo, 0, out=sc("odd", np.bool_, m))
+        u = x.view(np.uint32)
+        t = sc("t32", np.uint32, m)
+        # (low half + 0xFFFF) carries into bit 16 exactly when the low half is not zero
+        np.bitwise_and(u, np.uint32(0xFFFF), out=t)
+        t += np.uint32(0xFFFF)
+        t |= u
+        t >>= np.uint32(16)
         idx = sc("rto", np.uint16, m)
-        np.bitwise_or(hi, odd, out=idx)
+        np.copyto(idx, t, casting="unsafe")
         lut.apply(idx, out.view(np.uint8), acc, sc)
     return run
 
