@@ -22,6 +22,7 @@ fails when the package is absent.
 from __future__ import annotations
 
 import json
+import os
 import platform
 import subprocess
 import sys
@@ -376,28 +377,370 @@ def load_cast_recording(directory):
     return manifest, data
 
 
-def record() -> dict:
-    """Run every legal pair on the reference model and on `promote_cli.tosa_cast`.
+# --------------------------------------------------------------------------- elementwise binary operators
 
-    Returns a summary: per pair the number of inputs, of disagreements (NaN as NaN,
-    NaN -> integer masked) and of NaN -> integer elements.
+#: the ruleset's op name -> TOSA operator (rules/tosa.toml names one op group per operator)
+BINARY_OPS = {
+    "add": "ADD", "sub": "SUB", "mul": "MUL", "maximum": "MAXIMUM", "minimum": "MINIMUM",
+    "intdiv": "INTDIV", "pow": "POW",
+    "bitwise_and": "BITWISE_AND", "bitwise_or": "BITWISE_OR", "bitwise_xor": "BITWISE_XOR",
+    "arithmetic_right_shift": "ARITHMETIC_RIGHT_SHIFT",
+    "logical_left_shift": "LOGICAL_LEFT_SHIFT", "logical_right_shift": "LOGICAL_RIGHT_SHIFT",
+    "logical_and": "LOGICAL_AND", "logical_or": "LOGICAL_OR", "logical_xor": "LOGICAL_XOR",
+    "equal": "EQUAL", "greater": "GREATER", "greater_equal": "GREATER_EQUAL",
+}
+#: the operators whose output is bool whatever the inputs
+BOOL_OUTPUT = ("equal", "greater", "greater_equal", "logical_and", "logical_or", "logical_xor")
+#: every element type the probe tries, as inputs and as outputs
+TYPES = tuple(TO_TOSA)
+#: the shape of every input and output tensor
+SHAPE = [4]
+
+
+def _attribute(ts, operator: str):
+    """The operator's attribute, with the values a plain graph uses: MAXIMUM and MINIMUM
+    propagate NaN (the spec's default), ARITHMETIC_RIGHT_SHIFT does not round."""
+    attr = ts.TosaSerializerAttribute()
+    camel = {"INTDIV": "IntDiv"}.get(operator) or "".join(w.capitalize() for w in operator.split("_"))
+    make = getattr(attr, camel + "Attribute")
+    if operator in ("MAXIMUM", "MINIMUM"):
+        make(ts.NanPropagationMode.PROPAGATE)
+    elif operator == "ARITHMETIC_RIGHT_SHIFT":
+        make(False)
+    else:
+        make()
+    return attr
+
+
+def build_binary_graph(op: str, a: str, b: str, out: str, shape: list[int] = SHAPE,
+                       shift: str | None = "const") -> bytes:
+    """A serialized TOSA graph: inputs (a, b) -> one elementwise binary operator -> output (out).
+
+    MUL gets its third input in the form the spec requires: `shift`, a tensor of shape [1]
+    and type i8 that PRO-INT and PRO-FP require to be a compile-time constant, so a CONST
+    holding 0 (`shift="input"` makes it a graph input instead, `None` leaves it out).
     """
+    import numpy as np
+    import tosa_serializer as ts
+
+    operator = BINARY_OPS[op]
+    with tempfile.TemporaryDirectory() as d:
+        ser = ts.TosaSerializer(d)
+        ser.addInputTensor(ts.TosaSerializerTensor("input1", list(shape), getattr(ts.DType, TO_TOSA[a])))
+        ser.addInputTensor(ts.TosaSerializerTensor("input2", list(shape), getattr(ts.DType, TO_TOSA[b])))
+        inputs = ["input1", "input2"]
+        if operator == "MUL" and shift == "const":
+            ser.addConst([1], ts.DType.INT8, np.zeros(1, dtype=np.int8), name="shift")
+            inputs.append("shift")
+        elif operator == "MUL" and shift == "input":
+            ser.addInputTensor(ts.TosaSerializerTensor("shift", [1], ts.DType.INT8))
+            inputs.append("shift")
+        output = ser.addOutput(list(shape), getattr(ts.DType, TO_TOSA[out]))
+        ser.addOperator(getattr(ts.Op, operator), inputs=inputs, outputs=[output.name],
+                        attributes=_attribute(ts, operator))
+        return ser.serialize()
+
+
+def binary_input(t: str, n: int = SHAPE[0]):
+    """Small positive values of type `t` in the layout the reference model takes (bit
+    patterns for floats): valid for every operator (no zero divisor, shifts in range,
+    positive POW bases)."""
+    import numpy as np
+
+    from promote_cli.npdtypes import numpy_dtype
+
+    if t == "bool":
+        return np.arange(n) % 2 == 0
+    values = (np.arange(n) % 3 + 1).astype(numpy_dtype(t))
+    return values.view(_bits_dtype(t)) if t in ("f16", "bf16", "f32", "f8e4m3", "f8e5m2") else values
+
+
+def _run_job(job) -> tuple[bool, str | None]:
+    """Build and run one graph in this process: (accepted, why not).
+
+    A job is ("binary", op, a, b, out[, {"shape": [...], "shift": "const" | "input" | None}])
+    or ("cast", src, dst)."""
+    import numpy as np
+    import tosa_reference_model as rm
+
+    if job[0] == "binary":
+        _, op, a, b, out, *more = job
+        form = more[0] if more else {}
+        shape = form.get("shape", SHAPE)
+        shift = form.get("shift", "const")
+        graph = build_binary_graph(op, a, b, out, shape, shift)
+        inputs = [binary_input(t, int(np.prod(shape))).reshape(shape) for t in (a, b)]
+        if BINARY_OPS[op] == "MUL" and shift == "input":
+            inputs.append(np.zeros(1, dtype=np.int8))
+    else:
+        _, src, dst = job
+        graph, inputs = build_cast_graph(src, dst, SHAPE), [binary_input(src)]
+    try:
+        _, status = rm.run(graph, inputs)
+    except ValueError as exc:
+        return False, str(exc)
+    if status != rm.GraphStatus.TOSA_VALID:
+        return False, f"graph status {status.name}"
+    return True, None
+
+
+_NOISE = ("Attaching debugger", "Caught signal", "Backtrace generation failed", "WARNING AT",
+          "Unable to initialize", "An error occurred", "Node type:", "Inputs:", "Outputs:",
+          "Input[", "Output[", "Input: ", "Output: ", "SUBGRAPH_ERROR_IF() fails", "ERROR_IF() fails",
+          "TosaReference::Tensor attribute check failed", "Failed to validate graph", "#")
+
+
+def model_message(text: str, fallback: str | None = None) -> str:
+    """The reference model's own words from what it printed while refusing a graph:
+    its error lines without the backtrace, node dump and source locations."""
+    import re
+
+    text = re.sub(r"SubgraphTraverser::\w+\(\): ", "\n", text)
+    kept = []
+    for line in text.splitlines():
+        line = re.sub(r"\s+", " ", line).strip()
+        if line and not line.startswith(_NOISE) and line not in kept:
+            kept.append(line)
+    if fallback and not kept:
+        kept.append(fallback)
+    return "; ".join(kept) or "refused"
+
+
+def _graph_worker(results_path: str, capture_path: str) -> None:
+    """Child process: run the jobs read from stdin, one result line each, flushed, so that
+    the parent knows how far it got if the reference model kills the process.  What the
+    model prints while a graph runs is captured per graph (it writes to fds 1 and 2)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None)
+    jobs = json.load(sys.stdin)
+    saved = os.dup(1), os.dup(2)
+    with open(results_path, "a", encoding="utf-8") as results:
+        for job in jobs:
+            cap = os.open(capture_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+            os.dup2(cap, 1)
+            os.dup2(cap, 2)
+            try:
+                accepted, why = _run_job(job)
+            except Exception as exc:  # noqa: BLE001 - a refusal in any form
+                accepted, why = False, f"{type(exc).__name__}: {exc}"
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                libc.fflush(None)
+                os.dup2(saved[0], 1)
+                os.dup2(saved[1], 2)
+                os.close(cap)
+            text = Path(capture_path).read_text(encoding="utf-8", errors="replace")
+            message = None if accepted else model_message(text, why)
+            results.write(json.dumps([accepted, message]) + "\n")
+            results.flush()
+
+
+def _run_chunk(jobs: list) -> list:
+    """[accepted, message] per job, run in child processes; a child the model kills is
+    restarted after the graph that killed it, which counts as refused."""
+    package_root = str(Path(__file__).resolve().parents[2])
+    code = ("import sys; from promote_cli.probes.tosa import _graph_worker; "
+            "_graph_worker(sys.argv[1], sys.argv[2])")
+    out: list = []
+    while len(out) < len(jobs):
+        rest = jobs[len(out):]
+        with tempfile.TemporaryDirectory(prefix="promote-tosa-") as d:
+            results, capture = Path(d) / "results", Path(d) / "capture"
+            # The reference model forks gdb for a backtrace on every refused graph; a PATH
+            # without gdb turns that half-second into nothing.
+            env = dict(os.environ, PATH=d,
+                       PYTHONPATH=os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")])))
+            p = subprocess.run([sys.executable, "-c", code, str(results), str(capture)],
+                               input=json.dumps(rest), capture_output=True, text=True,
+                               env=env, timeout=1800)
+            got = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines(keepends=True)
+                   if line.endswith("\n")] if results.exists() else []
+            out += got
+            if len(got) < len(rest):
+                if not capture.exists():
+                    raise RuntimeError(f"reference-model worker failed: {p.stderr.strip()[-500:]}")
+                text = capture.read_text(encoding="utf-8", errors="replace")
+                out.append([False, model_message(text, f"the reference model ended the process (exit code {p.returncode})")])
+    return out
+
+
+def run_graphs(jobs: list, workers: int | None = None) -> list:
+    """Run graph jobs on the reference model: ("binary", op, a, b, out) or ("cast", src, dst).
+    Returns [accepted, message] per job, in order; `workers` child processes at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    workers = max(1, min(workers or os.cpu_count() or 1, len(jobs)))
+    size = -(-len(jobs) // workers)
+    chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
+    with ThreadPoolExecutor(workers) as pool:
+        return [r for part in pool.map(_run_chunk, chunks) for r in part]
+
+
+# --------------------------------------------------------------------------- the spec's view
+
+#: graphs beyond the type matrix: the form of MUL's shift, rank-0 tensors
+FORMS = {
+    "mul i32, shift a CONST": ("binary", "mul", "i32", "i32", "i32", {"shift": "const"}),
+    "mul i32, shift a graph input": ("binary", "mul", "i32", "i32", "i32", {"shift": "input"}),
+    "mul i32, no shift": ("binary", "mul", "i32", "i32", "i32", {"shift": None}),
+    "add i32, rank-0 tensors": ("binary", "add", "i32", "i32", "i32", {"shape": []}),
+}
+
+
+def spec_view(xml_text: str) -> dict:
+    """What a tosa.xml says about the probed operators: its version, per operator the
+    [input, output, profiles] rows of its type support over the canonical types, and the
+    form of MUL's `shift` argument."""
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(xml_text)
+    v = root.find("version")
+    ver = f"{v.get('major')}.{v.get('minor')}.{v.get('patch')}" + (" draft" if v.get("draft") == "true" else "")
+    by_name = {o.findtext("name"): o for o in root.iter("operator")}
+    support = {}
+    shift = None
+    for op, operator in BINARY_OPS.items():
+        node = by_name[operator]
+        rows = []
+        for ts_ in node.iter("typesupport"):
+            t_in = ts_.get("in_out_t") or ts_.get("in_t")
+            t_out = ts_.get("in_out_t") or ts_.get("out_t")
+            if t_in in FROM_SPEC and t_out in FROM_SPEC:
+                rows.append([FROM_SPEC[t_in], FROM_SPEC[t_out],
+                             " or ".join(p.get("name") for p in ts_.iter("op_profile"))])
+        support[op] = rows
+        for arg in node.iter("argument"):
+            if operator == "MUL" and arg.get("name") == "shift":
+                shift = {"shape": arg.get("shape"), "type": FROM_SPEC.get(arg.get("tensor-element-type")),
+                         "constant_in": [p.get("name") for c in arg.iter("ctc") for p in c.iter("op_profile")],
+                         "unless": [p.get("name") for c in arg.iter("ctc_remove") for p in c.iter("op_profile")]}
+    return {"file": "tosa.xml", "version": ver, "support": support, "mul_shift": shift}
+
+
+def spec_answer(spec: dict, op: str, a: str, b: str) -> str | None:
+    """The output type tosa.xml gives for `a op b` (both inputs share one type variable),
+    None when it has no such form."""
+    if a != b:
+        return None
+    return next((out for t_in, out, _ in spec["support"][op] if t_in == a), None)
+
+
+# --------------------------------------------------------------------------- recording
+
+
+def record(spec_xml: str | None = None, workers: int | None = None) -> dict:
+    """Ask the reference model about every elementwise binary operator of rules/tosa.toml
+    and every ordered pair of TOSA types: one graph per output type; the case's result is
+    the output type the model accepts, or null with the model's message when it accepts
+    none (the message of the graph whose output is the input type, bool for comparisons).
+
+    With `spec_xml` (a tosa.xml), the recording also holds the spec's view and the cases
+    where the spec and the model differ.
+    """
+    matrix = [("binary", op, a, b, out) for op in BINARY_OPS for a in TYPES for b in TYPES for out in TYPES]
+    outcomes = run_graphs(matrix + list(FORMS.values()), workers)
+    answers = dict(zip(matrix, outcomes))
+    cases = []
+    for op in BINARY_OPS:
+        for a in TYPES:
+            for b in TYPES:
+                accepted = [out for out in TYPES if answers["binary", op, a, b, out][0]]
+                if len(accepted) > 1:
+                    raise RuntimeError(f"reference model accepts {a} {op} {b} with outputs {accepted}")
+                if accepted:
+                    cases.append([op, a, b, {}, accepted[0], None])
+                else:
+                    natural = "bool" if op in BOOL_OUTPUT else a
+                    cases.append([op, a, b, {}, None, answers["binary", op, a, b, natural][1]])
+    data = {
+        "ruleset": FRAMEWORK, "package": PACKAGE, "version": version(), "probe": "promote_cli.probes.tosa",
+        "python": platform.python_version(),
+        "method": f"one operator per graph, inputs of shape {SHAPE}, every output type tried; "
+                  "MUL's shift a CONST i8 [1] holding 0; MAXIMUM/MINIMUM nan_mode PROPAGATE; "
+                  "ARITHMETIC_RIGHT_SHIFT round false",
+        "forms": [[label, ok, msg] for label, (ok, msg) in zip(FORMS, outcomes[len(matrix):])],
+    }
+    if spec_xml is not None:
+        spec = spec_view(Path(spec_xml).read_text(encoding="utf-8"))
+        spec["differences"] = [[op, a, b, spec_answer(spec, op, a, b), result]
+                               for op, a, b, _, result, _ in cases
+                               if spec_answer(spec, op, a, b) != result]
+        data["spec"] = spec
+    data["cases"] = cases
+    return data
+
+
+# --------------------------------------------------------------------------- CAST checks
+
+
+def cast_value_check() -> tuple[str, int, list[str]]:
+    """Every legal CAST pair on the recorded-vector inputs: the live reference model
+    against `promote_cli.tosa_cast.cast_array` (NaN as NaN, NaN -> integer masked)."""
+    import numpy as np
+
     from promote_cli.npdtypes import numpy_dtype
     from promote_cli.tosa_cast import LEGAL, TOSA_TYPES, cast_array
 
-    summary = {"framework": FRAMEWORK, "package": PACKAGE, "version": version(),
-               "probe": __name__, "python": platform.python_version(), "cast": {}}
+    bad, n = [], 0
     for src in TOSA_TYPES:
         x = cast_inputs(src)
         xv = x if src == "bool" else x.view(numpy_dtype(src))
         for dst in TOSA_TYPES:
             if (src, dst) not in LEGAL:
                 continue
-            ref = run_cast(x, src, dst)
-            ours, st = cast_array(xv, dst, src=src)
-            summary["cast"][f"{src}->{dst}"] = {
-                "count": int(x.size),
-                "differ": int(mismatches(src, dst, x, ref, ours).sum()),
-                "unpredictable": st.unpredictable,
-            }
-    return summary
+            n += 1
+            try:
+                ref = run_cast(x, src, dst)
+            except (RuntimeError, ValueError) as exc:
+                bad.append(f"CAST {src} -> {dst}: the reference model refuses it ({exc})")
+                continue
+            ours, _ = cast_array(xv, dst, src=src)
+            differ = mismatches(src, dst, x, ref, ours)
+            if differ.any():
+                i = np.flatnonzero(differ)[:3]
+                bad.append(f"CAST {src} -> {dst}: {int(differ.sum())} of {x.size} values differ, "
+                           f"e.g. input bits {x[i].tolist()}: reference {np.asarray(ref)[i].tolist()}, "
+                           f"promote cast {np.asarray(ours).view(np.asarray(ref).dtype)[i].tolist() if dst != 'bool' else np.asarray(ours)[i].tolist()}")
+    return f"CAST values vs {PACKAGE} {version()} ({n} legal pairs)", n, bad
+
+
+def cast_support_check(workers: int | None = None) -> tuple[str, int, list[str]]:
+    """Every ordered pair of TOSA types: the reference model accepts a CAST graph exactly
+    when `promote_cli.tosa_cast.LEGAL` has the pair."""
+    from promote_cli.tosa_cast import LEGAL, TOSA_TYPES
+
+    pairs = [(s, d) for s in TOSA_TYPES for d in TOSA_TYPES]
+    outcomes = run_graphs([("cast", s, d) for s, d in pairs], workers)
+    bad = []
+    for (s, d), (ok, msg) in zip(pairs, outcomes):
+        if ok != ((s, d) in LEGAL):
+            bad.append(f"CAST {s} -> {d}: the reference model {'accepts' if ok else 'refuses'} it "
+                       f"({msg or 'accepted'}), promote cast {'allows' if (s, d) in LEGAL else 'refuses'} it")
+    return f"CAST type support vs {PACKAGE} {version()} ({len(pairs)} ordered pairs)", len(pairs), bad
+
+
+def extra_checks() -> list:
+    """`promote verify -f tosa` beyond the ruleset: CAST type support and CAST values."""
+    return [cast_support_check(), cast_value_check()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """python -m promote_cli.probes.tosa [--spec tosa.xml] OUT.json: record the operators."""
+    import argparse
+
+    from promote_cli.probes import write_recording
+
+    parser = argparse.ArgumentParser(prog="python -m promote_cli.probes.tosa", description=main.__doc__)
+    parser.add_argument("out", help="the recording to write (tests/data/recordings/tosa-ops.json)")
+    parser.add_argument("--spec", help="a tosa.xml: also record the spec's view and its differences")
+    args = parser.parse_args(argv)
+    if version() is None:
+        parser.error(f"{PACKAGE} is not installed: pip install {PACKAGE}")
+    write_recording(record(args.spec), args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
