@@ -309,6 +309,80 @@ class ChunkReader:
                 remaining -= n
 
 
+    def prefetched(self, keep: int = 1) -> Iterator[np.ndarray]:
+        """Like iterating, but a background thread reads ahead into reused buffers while
+        the caller works on the current chunk (file reads release the GIL). Each chunk
+        stays valid until `keep` more chunks have been asked for. Errors of the
+        reading thread (a truncated file) are raised here; closing the generator early
+        stops the thread."""
+        import queue
+        import threading
+
+        h, s = self.header, self.source
+        item = h.dtype.itemsize
+        if h.count == 0:
+            return
+        nbytes = min(h.count, self.chunk_elems) * item
+        free: queue.Queue = queue.Queue()
+        ready: queue.Queue = queue.Queue()
+        keep = max(1, keep)
+        for _ in range(keep + 1):
+            free.put(bytearray(nbytes))
+        stop = threading.Event()
+
+        def read() -> None:
+            try:
+                remaining = h.count
+                with open(h.path, "rb", buffering=0) as fp:
+                    fp.seek(h.offset)
+                    while remaining:
+                        buf = free.get()
+                        if buf is None or stop.is_set():
+                            return
+                        n = min(remaining, self.chunk_elems)
+                        want = n * item
+                        view = memoryview(buf)
+                        got = 0
+                        while got < want:
+                            r = fp.readinto(view[got:want])
+                            if not r:
+                                raise UsageError(f"{h.path}: truncated while reading data")
+                            got += r
+                        ready.put((buf, n))
+                        remaining -= n
+                ready.put(None)
+            except BaseException as e:  # handed to the consumer
+                ready.put(e)
+
+        thread = threading.Thread(target=read, name="promote-npy-reader", daemon=True)
+        thread.start()
+        from collections import deque
+
+        held: deque = deque()
+        try:
+            while True:
+                while len(held) >= keep:
+                    free.put(held.popleft())
+                got = ready.get()
+                if got is None:
+                    return
+                if isinstance(got, BaseException):
+                    raise got
+                buf, n = got
+                self.largest_chunk_bytes = max(self.largest_chunk_bytes, n * item)
+                arr = np.frombuffer(buf, dtype=s.stored, count=n)
+                if s.swap:
+                    arr = arr.byteswap().view(arr.dtype.newbyteorder("="))
+                if arr.dtype != s.native:
+                    arr = arr.view(s.native)
+                held.append(buf)
+                yield arr
+        finally:
+            stop.set()
+            free.put(None)
+            thread.join()
+
+
 def read_npy(path: str | os.PathLike, from_: str | None = None) -> np.ndarray:
     """Read a whole `.npy` file safely (small files: tests, the Python API)."""
     h = read_header(path)
