@@ -111,6 +111,7 @@ def test_verify_without_tosa_tools_is_a_usage_error(monkeypatch):
     assert "tosa-tools is not installed" in err and "Traceback" not in err
 
 
+@pytest.mark.live
 def test_verify_live():  # pragma: no cover - needs the reference model
     """`promote verify -f tosa` against the installed reference model: the operators, CAST
     type support and CAST values all agree (about a minute)."""
@@ -174,7 +175,8 @@ def _cells(line: str) -> list[str]:
 
 def _doc_table(first_header: str) -> list[list[str]]:
     lines = _doc().splitlines()
-    start = next(i for i, line in enumerate(lines) if line.lstrip().startswith("|") and _cells(line)[0] == first_header)
+    start = next(i for i, line in enumerate(lines)
+                 if line.lstrip().startswith("|") and _cells(line)[0] == first_header)
     rows = []
     for line in lines[start + 2:]:
         if not line.lstrip().startswith("|"):

@@ -1,6 +1,16 @@
-"""Probe: run one-operator CAST graphs on the TOSA reference model (pip: tosa-tools).
+"""Probe: run one-operator graphs on the TOSA reference model (pip: tosa-tools).
 
-``tosa_serializer`` builds a graph with one input, one CAST and one output;
+Elementwise binary operators (`record()`, the referee of rules/tosa.toml): for every
+operator the ruleset lists, every ordered pair of TOSA types and every output type, a
+graph input1, input2 -> operator -> output is built and run; the model accepts it or
+refuses it with a message.  A case's result is the output type the model accepts (it
+never accepts two), else its refusal.  Refused graphs are run in child processes, many
+per process, each restarted after a graph that ends it.  `record(spec_xml)` also stores
+tosa.xml's type-support tables and where they differ from the model;
+``python -m promote_cli.probes.tosa --spec tosa.xml OUT.json`` writes the recording.
+`extra_checks()` re-checks `promote cast` (promote_cli.tosa_cast) against the model.
+
+CAST: ``tosa_serializer`` builds a graph with one input, one CAST and one output;
 ``tosa_reference_model.run`` executes it on a numpy array and returns the output
 bytes.  For every legal CAST pair the probe feeds edge-case inputs and records the
 output bit patterns:
@@ -562,7 +572,8 @@ def _run_chunk(jobs: list) -> list:
                 if not capture.exists():
                     raise RuntimeError(f"reference-model worker failed: {p.stderr.strip()[-500:]}")
                 text = capture.read_text(encoding="utf-8", errors="replace")
-                out.append([False, model_message(text, f"the reference model ended the process (exit code {p.returncode})")])
+                ended = f"the reference model ended the process (exit code {p.returncode})"
+                out.append([False, model_message(text, ended)])
     return out
 
 
@@ -700,9 +711,11 @@ def cast_value_check() -> tuple[str, int, list[str]]:
             differ = mismatches(src, dst, x, ref, ours)
             if differ.any():
                 i = np.flatnonzero(differ)[:3]
+                ref, ours = np.asarray(ref), np.asarray(ours)
+                ours = ours if dst == "bool" else ours.view(ref.dtype)
                 bad.append(f"CAST {src} -> {dst}: {int(differ.sum())} of {x.size} values differ, "
-                           f"e.g. input bits {x[i].tolist()}: reference {np.asarray(ref)[i].tolist()}, "
-                           f"promote cast {np.asarray(ours).view(np.asarray(ref).dtype)[i].tolist() if dst != 'bool' else np.asarray(ours)[i].tolist()}")
+                           f"e.g. input bits {x[i].tolist()}: reference {ref[i].tolist()}, "
+                           f"promote cast {ours[i].tolist()}")
     return f"CAST values vs {PACKAGE} {version()} ({n} legal pairs)", n, bad
 
 
