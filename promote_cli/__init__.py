@@ -61,15 +61,11 @@ def frameworks():
 
 
 def verify(framework: str, recording: str | None = None):
-    """(cases, mismatches) of a ruleset against a saved recording or, without one, the live framework."""
-    from . import verify as _verify
+    """A `Report` of a ruleset against a saved recording or, without one, the live framework (and the probe's own
+    checks, such as TOSA's CAST kernels against the reference model); `.agrees` is the verdict."""
+    from .recordings import run
 
-    if recording:
-        return _verify.compare(_verify.load_recording(recording), framework)
-    probe = _verify.probe_module(framework)
-    if probe.version() is None:
-        raise UsageError(f"{probe.PACKAGE} is not installed")
-    return _verify.compare(probe.record(), framework)
+    return run(framework, recording)
 
 
 def __getattr__(name: str):

@@ -8,8 +8,8 @@ import click
 
 from .. import render
 from ..cliopts import framework_option, require_framework
-from ..errors import EXIT_NO, UsageError
-from ..verify import compare, load_recording, probe_module
+from ..errors import EXIT_NO
+from ..recordings import run
 
 
 @click.command()
@@ -24,37 +24,28 @@ def verify(framework, recording, save, fmt, max_lines):
     A probe may add checks of its own (`extra_checks()`: TOSA's CAST kernels against the reference model).
     """
     framework = require_framework(framework)
-    if recording:
-        data = load_recording(recording)
-    else:
-        probe = probe_module(framework)
-        version = probe.version()
-        if version is None:
-            raise UsageError(f"{probe.PACKAGE} is not installed here: pip install {probe.PACKAGE} "
-                             "(or compare with a saved file: --recording FILE)")
-        data = probe.record()
-        if save:
-            from ..probes import write_recording
+    report = run(framework, recording)
+    if save:
+        from ..probes import write_recording
 
-            write_recording(data, save)
-    total, mismatches = compare(data, framework)
-    source = f"{data.get('package')} {data.get('version')}"
-    lines = [m.line() for m in mismatches]
-    extra = [] if recording else list(getattr(probe, "extra_checks", lambda: [])())
+        write_recording(report.recording, save)
     if fmt == "json":
-        click.echo(render.dumps({"framework": framework, "against": source, "cases": total,
-                                 "disagreements": [m.__dict__ for m in mismatches],
+        click.echo(render.dumps({"framework": framework, "against": report.source, "cases": report.cases,
+                                 "disagreements": [m.__dict__ for m in report.mismatches],
                                  "checks": [{"check": label, "cases": n, "disagreements": bad}
-                                            for label, n, bad in extra]}))
+                                            for label, n, bad in report.checks]}))
     else:
+        lines = [m.line() for m in report.mismatches]
         for line in lines[:max_lines]:
             click.echo(line)
         if len(lines) > max_lines:
             click.echo(f"... and {len(lines) - max_lines} more")
-        click.echo(f"{framework} vs {source}: {total - len(mismatches)} of {total} cases agree", err=bool(mismatches))
-        for label, n, bad in extra:
+        agreeing = report.cases - len(report.mismatches)
+        click.echo(f"{framework} vs {report.source}: {agreeing} of {report.cases} cases agree",
+                   err=bool(report.mismatches))
+        for label, n, bad in report.checks:
             for line in bad[:max_lines]:
                 click.echo(line)
             click.echo(f"{label}: {n - len(bad)} of {n} cases agree", err=bool(bad))
-    if mismatches or any(bad for _, _, bad in extra):
+    if not report.agrees:
         sys.exit(EXIT_NO)

@@ -63,3 +63,34 @@ def probe_module(ruleset: str):
     if not rs.probe:
         raise UsageError(f"{rs.key} has no probe: its rules come from {rs.source or 'its documentation'}")
     return importlib.import_module(f"promote_cli.probes.{rs.probe}")
+
+
+@dataclass
+class Report:
+    """What `promote verify` found: the ruleset's cases, and any checks of the probe's own."""
+
+    framework: str
+    source: str
+    recording: dict
+    cases: int
+    mismatches: list[Mismatch]
+    checks: list[tuple[str, int, list[str]]]
+
+    @property
+    def agrees(self) -> bool:
+        return not self.mismatches and not any(bad for _, _, bad in self.checks)
+
+
+def run(framework: str, recording: str | None = None) -> Report:
+    """Compare a ruleset with a saved recording or, without one, with the live framework through its probe."""
+    if recording:
+        data, checks = load_recording(recording), []
+    else:
+        probe = probe_module(framework)
+        if probe.version() is None:
+            raise UsageError(f"{probe.PACKAGE} is not installed here: pip install {probe.PACKAGE} "
+                             "(or compare with a saved file: --recording FILE)")
+        data = probe.record()
+        checks = list(getattr(probe, "extra_checks", lambda: [])())
+    total, mismatches = compare(data, framework)
+    return Report(framework, f"{data.get('package')} {data.get('version')}", data, total, mismatches, checks)
