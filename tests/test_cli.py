@@ -228,3 +228,13 @@ def test_installed_program_from_another_directory(tmp_path):
     module = subprocess.run([sys.executable, "-m", "promote_cli", "query", "s8", "u8", "-f", "cann"],
                             cwd=tmp_path, capture_output=True, text=True, env=env)
     assert module.stdout == "i16\n"
+
+
+def test_readme_names_every_default_ruleset_and_only_real_ones():
+    import re
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    listed = re.findall(r"^\| `([a-z0-9@._-]+)` \|", readme, flags=re.M)
+    for spec in listed:
+        load(spec)  # every listed name resolves
+    assert {rs.name for rs in __import__("promote_cli").frameworks()} <= {s.split("@")[0] for s in listed}
