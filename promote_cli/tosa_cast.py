@@ -566,6 +566,15 @@ class _Scratch:
             b = self.bufs[key] = np.empty(self.n, dtype)
         return b[:m]
 
+    def const(self, value, dtype, m: int) -> np.ndarray:
+        """A block filled with `value`: numpy's minimum/maximum run several times
+        faster on two arrays than on an array and a scalar."""
+        key = ("const", value, dtype)
+        b = self.bufs.get(key)
+        if b is None:
+            b = self.bufs[key] = np.full(self.n, value, dtype)
+        return b[:m]
+
 
 def _uint_view(a: np.ndarray) -> np.ndarray:
     if a.dtype == np.bool_:
@@ -930,17 +939,80 @@ def _i32_to_bf16(x, out, acc, sc):
         _bf16_stats(r, x, m, acc, sc, 0, 0)
 
 
+_HALF = np.float32(0.5)
+
+
 def _f32_to_f16(x, out, acc, sc):
-    """numpy's conversion: nearest even, inf on overflow, subnormals kept."""
-    np.copyto(out, x, casting="unsafe")
+    """float32 -> f16: nearest, ties to even; inf on overflow; subnormals kept; NaN ->
+    the quiet NaN of the same sign.  On the integer view, in whole-block passes:
+
+    * normal results: the rounding bias 0xFFF plus the lowest kept bit, added together
+      with the exponent re-bias (the carry runs into the exponent, up to inf);
+      magnitudes below 2**-14 are first raised to 2**-14, which gives 0x0400;
+    * subnormal results: |x| + 0.5 in f32 arithmetic rounds |x| to a multiple of
+      2**-24 (nearest even), and its bits minus those of 0.5 are the f16 pattern;
+    * the f16 pattern is the smaller of the two: equal at 2**-14, the second one
+      grows faster above it and the first one is 0x0400 below it.
+    """
+    m = x.size
+    u = x.view(np.uint32)
+    a = sc("a32", np.uint32, m)
+    np.bitwise_and(u, _F32_ABS, out=a)
+    an = sc("t32", np.uint32, m)
+    np.maximum(a, sc.const(0x3880_0000, np.uint32, m), out=an)   # 2**-14
+    o = sc("r32", np.uint32, m)
+    np.right_shift(an, np.uint32(13), out=o)
+    o &= np.uint32(1)
+    o += an
+    o += np.uint32(0xC800_0FFF)                # (15 - 127) << 23 (mod 2**32) + 0xFFF
+    o >>= np.uint32(13)
+    np.minimum(o, sc.const(0x7C00, np.uint32, m), out=o)
+    sub = sc("f32", np.float32, m)
+    np.add(a.view(np.float32), _HALF, out=sub)
+    sv = sub.view(np.uint32)
+    sv -= np.uint32(0x3F00_0000)
+    np.minimum(o, sv, out=o)
     if acc is not None:
-        m = x.size
-        nan, inf, _ = _f32_nan_inf(x.view(np.uint32), sc, m)
-        back = sc("f32", np.float32, m)
-        np.copyto(back, out)
-        bm = sc("b0", np.bool_, m)
-        ex = _count(np.equal(back, x, out=bm))
-        _f16_out_stats(out, m, acc, sc, ex, nan, inf)
+        _f16_stats(o, a, m, acc, sc)
+    nan = np.greater(a, _F32_INF, out=sc("bn", np.bool_, m))
+    sign = an                                  # reuse
+    np.right_shift(u, np.uint32(16), out=sign)
+    sign &= np.uint32(0x8000)
+    o |= sign
+    if nan.any():
+        o[nan] = sign[nan] | np.uint32(0x7E00)
+    np.copyto(out.view(np.uint16), o, casting="unsafe")
+
+
+def _f16_stats(o, a, m, acc, sc):
+    """Counts of f32 -> f16 from |x| bits `a` and the unsigned f16 patterns `o` (NaN
+    inputs still 0x7C00 there).  Exact = the pattern converts back to |x|, computed as
+    (normal formula at max(o, 0x400)) + (subnormal formula at min(o, 0x400)) - 2**-14:
+    each term is 2**-14 where the other formula applies.  The infinity pattern converts
+    back to 65536 that way, so |x| == 65536 (an overflow) is taken out and infinite
+    inputs (exact) are added."""
+    bm = sc("b0", np.bool_, m)
+    nan = _count(np.greater(a, _F32_INF, out=bm))
+    inf = _count(np.equal(a, _F32_INF, out=bm))
+    back = sc("back", np.uint32, m)
+    np.maximum(o, sc.const(0x400, np.uint32, m), out=back)
+    back <<= np.uint32(13)
+    back += np.uint32(0xFF80_0000)             # (112 << 23) - bits(2**-14), mod 2**32
+    f = sc("f32b", np.float32, m)
+    np.minimum(o, sc.const(0x400, np.uint32, m), out=sc("t32b", np.uint32, m))
+    np.copyto(f, sc("t32b", np.uint32, m), casting="unsafe")
+    f *= np.float32(2.0 ** -24)
+    back += f.view(np.uint32)
+    ex = _count(np.equal(back, a, out=bm)) - _count(np.equal(a, np.uint32(0x4780_0000), out=bm)) + inf
+    ovf = _count(np.equal(o, np.uint32(0x7C00), out=bm)) - inf - nan
+    t = sc("t32b", np.uint32, m)
+    np.subtract(o, np.uint32(1), out=t)
+    sub = _count(np.less(t, np.uint32(0x3FF), out=bm))
+    acc.add(_EXACT, ex)
+    acc.add(_OVF_INF, ovf)
+    acc.add(_NAN_IN, nan)
+    acc.add(_SUB, sub)
+    acc.add(_ROUNDED, m - ex - ovf - nan)
 
 
 def _f16_out_stats(out, m, acc, sc, ex, nan, inf):
