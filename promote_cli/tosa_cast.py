@@ -616,7 +616,7 @@ def _count_ranges(u: np.ndarray, ranges, top: int, sc: _Scratch) -> int:
 
 
 # relative costs per element, in units of one compare-and-count pass
-_COST_RANGE, _COST_ROUNDTRIP, _COST_BINCOUNT = 1.0, 5.0, 10.0
+_COST_RANGE, _COST_GATHER, _COST_BINCOUNT = 1.0, 4.0, 10.0
 
 
 class _Lut:
@@ -626,9 +626,9 @@ class _Lut:
     Statistics plans, chosen once per pair by estimated cost:
     * "ranges": every counter is a union of few ranges of source patterns (of their
       magnitude bits when the table is sign-symmetric): compare and count;
-    * "roundtrip": exact = the output maps back to the input (`back` holds, for each
-      output pattern, its one exact preimage, or a pattern that never maps to it);
-      the other counters by ranges, rounded = the rest;
+    * "gather": exact = a gather from a per-pattern table of exactness flags (with the
+      native-width indices the cast gathers with anyway), counted; the other counters
+      by ranges, rounded = the rest;
     * "bincount": a histogram of the patterns, folded through the per-pattern
       indicators once at the end.
     """
@@ -682,31 +682,15 @@ class _Lut:
         resid = max(cats, key=lambda k: len(runs[k]))
         c_ranges = sum(len(runs[k]) for k in range(9) if k != resid) * _COST_RANGE
         others = [k for k in range(9) if k not in (_EXACT, _ROUNDED)]
-        c_round = _COST_ROUNDTRIP + sum(len(runs[k]) for k in others) * _COST_RANGE
-        exact = ind[:, _EXACT]
-        if osize > 2 or (exact.any() and np.bincount(self.table_bits[exact].astype(np.intp)).max() > 1):
-            c_round = float("inf")   # no table, or an output with two exact preimages (+-0 -> 0)
-        best = min(c_ranges, c_round, _COST_BINCOUNT)
+        c_gather = _COST_GATHER + sum(len(runs[k]) for k in others) * _COST_RANGE
+        best = min(c_ranges, c_gather, _COST_BINCOUNT)
         if best == c_ranges:
             self.plan, self.counted, self.resid = "ranges", [k for k in range(9) if k != resid], resid
-        elif best == c_round:
-            self.plan, self.counted, self.resid = "roundtrip", others, _ROUNDED
-            self._make_back()
+        elif best == c_gather:
+            self.plan, self.counted, self.resid = "gather", others, _ROUNDED
+            self.exact_flags = np.ascontiguousarray(ind[:, _EXACT])
         else:
             self.plan = "bincount"
-
-    def _make_back(self) -> None:
-        """back[y]: the exact preimage of output pattern y, else a pattern not mapping to y."""
-        nout = 1 << (8 * self.table_bits.dtype.itemsize)
-        tb = self.table_bits.astype(np.intp)
-        exact = self.indicators[:, _EXACT].astype(bool)
-        pa = 0
-        pb = int(np.flatnonzero(tb != tb[pa])[0]) if (tb != tb[pa]).any() else 0
-        back = np.full(nout, pa, np.int64)
-        back[tb[pa]] = pb
-        pats = np.flatnonzero(exact)
-        back[tb[pats]] = pats
-        self.back = back.astype(self.in_uint)
 
     # -- the cast
     def __call__(self, x, out, acc, sc) -> None:
@@ -757,12 +741,13 @@ class _Lut:
             acc.add(k, c)
             if k < 7:
                 done += c
-        if self.plan == "roundtrip":
-            oi = sc("oidx", np.intp, m)
-            np.copyto(oi, ou, casting="unsafe")
-            b = sc("back", xu.dtype, m)
-            np.take(self.back, oi, out=b, mode="wrap")
-            ex = _count(np.equal(b, xu, out=sc("rtbool", np.bool_, m)))
+        if self.plan == "gather":
+            if idx is None:
+                idx = sc("idx", np.intp, m)
+                np.copyto(idx, xu, casting="unsafe")
+            fl = sc("flags", np.bool_, m)
+            np.take(self.exact_flags, idx, out=fl, mode="wrap")
+            ex = _count(fl)
             acc.add(_EXACT, ex)
             done += ex
         acc.add(self.resid, m - done)
@@ -876,7 +861,8 @@ def _f32_bits_to_bf16(u: np.ndarray, out16: np.ndarray, sc, a=None) -> np.ndarra
     """float32 bit patterns -> bfloat16 bit patterns: nearest, ties to even.
 
     The carry of the rounding bias runs into the exponent, so overflow gives inf and
-    subnormals stay subnormal; NaN is made quiet (the bias could carry it into inf).
+    subnormals stay subnormal; NaN gives the quiet NaN of its sign (the bias could
+    carry it into inf).
     Returns the 32-bit intermediate (the bf16 pattern in the low half).
     """
     m = u.size
@@ -892,7 +878,8 @@ def _f32_bits_to_bf16(u: np.ndarray, out16: np.ndarray, sc, a=None) -> np.ndarra
         np.bitwise_and(u, _F32_ABS, out=a)
     nan = np.greater(a, _F32_INF, out=sc("bn", np.bool_, m))
     if nan.any():
-        r[nan] = (u[nan] >> np.uint32(16)) | np.uint32(0x0040)
+        i = np.flatnonzero(nan)   # few: fancy indexing on them beats a masked pass
+        r[i] = ((u[i] >> np.uint32(16)) & np.uint32(0x8000)) | np.uint32(0x7FC0)
     np.copyto(out16, r, casting="unsafe")
     return r
 
@@ -918,7 +905,58 @@ def _bf16_stats(r, x, m, acc, sc, nan, inf):
     acc.add(_ROUNDED, m - ex - ovf - nan)
 
 
+def _bf16_by_astype(x, out, acc, sc, stats_x=None):
+    """f32 -> bf16 by ml_dtypes' conversion, which `_ml_dtypes_bf16_agrees` checked
+    once against the bit kernel.  Statistics from the bf16 patterns."""
+    m = x.size
+    np.copyto(out, x, casting="unsafe")
+    if acc is None:
+        return
+    y = out.view(np.uint16)
+    bm = sc("bn", np.bool_, m)
+    ya = sc("ya16", np.uint16, m)
+    np.bitwise_and(y, np.uint16(0x7FFF), out=ya)
+    nan = _count(np.greater(ya, np.uint16(0x7F80), out=bm))      # only from NaN inputs
+    inf_out = _count(np.equal(ya, np.uint16(0x7F80), out=bm))
+    inf = _count(np.isinf(x, out=bm)) if stats_x is None else 0
+    back = sc("t32", np.uint32, m)
+    np.left_shift(y, np.uint32(16), out=back, casting="unsafe")
+    xs = x if stats_x is None else stats_x
+    ex = _count(np.equal(back.view(np.float32), xs, out=bm))   # int32 x: compared in float64
+    np.subtract(ya, np.uint16(1), out=ya)
+    sub = _count(np.less(ya, np.uint16(0x7F), out=bm))
+    ovf = inf_out - inf
+    acc.add(_EXACT, ex)
+    acc.add(_OVF_INF, ovf)
+    acc.add(_NAN_IN, nan)
+    acc.add(_SUB, sub)
+    acc.add(_ROUNDED, m - ex - ovf - nan)
+
+
+@functools.lru_cache(maxsize=None)
+def _ml_dtypes_bf16_agrees() -> bool:
+    """Does ml_dtypes' f32 -> bf16 round exactly like `_f32_bits_to_bf16`?  Checked on
+    every sign/exponent class crossed with the bit patterns around each rounding
+    boundary, plus random patterns (NaN: the quiet NaN of the same sign)."""
+    exps = np.array([0, 1, 2, 0x66, 0x7E, 0x7F, 0x80, 0xFD, 0xFE, 0xFF], np.uint32)
+    lows = np.array([0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF, 0x1_0000, 0x1_7FFF, 0x1_8000,
+                     0x1_8001, 0x7F_0000, 0x7F_7FFF, 0x7F_8000, 0x7F_FFFF, 0x40_0000,
+                     0x40_8000, 0x3F_8000], np.uint32)
+    u = ((exps[:, None] << np.uint32(23)) | lows[None, :]).ravel()
+    u = np.concatenate([u, u | np.uint32(0x8000_0000),
+                        np.random.default_rng(0).integers(0, 1 << 32, 1 << 16, dtype=np.uint32)])
+    sc = _Scratch(u.size)
+    mine = np.empty(u.size, np.uint16)
+    with np.errstate(all="ignore"):
+        _f32_bits_to_bf16(u, mine, sc)
+        theirs = u.view(np.float32).astype(numpy_dtype("bf16")).view(np.uint16)
+    nan = (u & _F32_ABS) > _F32_INF
+    return bool((mine == theirs).all())
+
+
 def _f32_to_bf16(x, out, acc, sc):
+    if _ml_dtypes_bf16_agrees():
+        return _bf16_by_astype(x, out, acc, sc)
     u = x.view(np.uint32)
     m = x.size
     if acc is None:
@@ -932,8 +970,10 @@ def _f32_to_bf16(x, out, acc, sc):
 def _i32_to_bf16(x, out, acc, sc):
     # the reference model's way: to f32 (nearest even), then to bf16
     m = x.size
-    f = sc("f32", np.float32, m)
+    f = sc("i2f", np.float32, m)
     np.copyto(f, x, casting="unsafe")
+    if _ml_dtypes_bf16_agrees():
+        return _bf16_by_astype(f, out, acc, sc, stats_x=x)
     r = _f32_bits_to_bf16(f.view(np.uint32), out.view(np.uint16), sc)
     if acc is not None:
         _bf16_stats(r, x, m, acc, sc, 0, 0)
@@ -980,7 +1020,8 @@ def _f32_to_f16(x, out, acc, sc):
     sign &= np.uint32(0x8000)
     o |= sign
     if nan.any():
-        o[nan] = sign[nan] | np.uint32(0x7E00)
+        i = np.flatnonzero(nan)
+        o[i] = sign[i] | np.uint32(0x7E00)
     np.copyto(out.view(np.uint16), o, casting="unsafe")
 
 
@@ -1089,7 +1130,7 @@ def _float_to_small_int(dst: str):
         nanm = np.not_equal(r, r, out=bm)
         nan = _count(nanm)
         if nan:
-            r[nanm] = 0
+            r[np.flatnonzero(nanm)] = 0
         above = np.greater_equal(r, top, out=sc("b1", np.bool_, m))
         n_hi = _count(above)
         if acc is not None:
@@ -1097,7 +1138,7 @@ def _float_to_small_int(dst: str):
         np.clip(r, lo, hi, out=r)
         np.copyto(out, r, casting="unsafe")
         if n_hi and info.bits >= 32:
-            out[above] = info.max
+            out[np.flatnonzero(above)] = info.max
         if acc is not None:
             ex = _count(np.equal(r, x, out=bm))
             acc.add(_EXACT, ex)
