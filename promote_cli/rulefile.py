@@ -425,7 +425,7 @@ def _table(check: _Checker, name: str, raw) -> Table:
     if not isinstance(commutative, bool):
         check.fail(f"{key}.commutative", "expected true or false")
     table = Table(name, col_names, rows, commutative,
-                  check.str_of(raw.get("reason"), f"{key}.reason", f"no promotion between {{a}} and {{b}}"), marker)
+                  check.str_of(raw.get("reason"), f"{key}.reason", "no promotion between {a} and {b}"), marker)
     for row, cells in rows.items():
         for col, cell in zip(col_names, cells):
             table.cells[(row, col)] = cell

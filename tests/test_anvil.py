@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import importlib.util
 import re
-import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -275,35 +274,6 @@ def test_generated_block_is_fresh():
 
 
 # ----------------------------------------------------------------- docs/frameworks/anvil.md
-
-def _doc_examples() -> list[tuple[str, list[str]]]:
-    text = DOC.read_text(encoding="utf-8")
-    examples = []
-    for block in re.findall(r"```console\n(.*?)```", text, flags=re.S):
-        current = None
-        for line in block.splitlines():
-            if line.startswith("$ "):
-                current = (line[2:], [])
-                examples.append(current)
-            elif current is not None:
-                current[1].append(line)
-    return examples
-
-
-def test_doc_has_examples():
-    assert len(_doc_examples()) >= 6
-
-
-@pytest.mark.parametrize("command,expected", _doc_examples() if DOC.exists() else [])
-def test_doc_example(command, expected):
-    argv = shlex.split(command)
-    assert argv[0] == "promote"
-    code, out, err = _cli(*argv[1:])
-    status = [line for line in expected if line.startswith("# exit ")]
-    printed = [line for line in expected if not line.startswith("# exit ")]
-    assert (out + err).splitlines() == printed
-    assert code == (int(status[0].split()[-1]) if status else 0)
-
 
 def test_doc_tables_are_the_page():
     tables = spec_tables.markdown_tables(DOC.read_text(encoding="utf-8"))

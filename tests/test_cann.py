@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import shlex
 import sys
 from pathlib import Path
 
@@ -242,37 +241,6 @@ def test_opbase_answers_like_its_recording_for_new_types():
 
 
 # ----------------------------------------------------------------- docs/frameworks/cann.md
-
-def _doc_examples() -> list[tuple[str, list[str]]]:
-    """`$ promote ...` lines in the doc's console blocks, with the lines they print."""
-    text = DOC.read_text(encoding="utf-8")
-    examples = []
-    for block in re.findall(r"```console\n(.*?)```", text, flags=re.S):
-        current = None
-        for line in block.splitlines():
-            if line.startswith("$ "):
-                current = (line[2:], [])
-                examples.append(current)
-            elif current is not None:
-                current[1].append(line)
-    return examples
-
-
-def test_doc_has_examples():
-    assert len(_doc_examples()) >= 6
-
-
-@pytest.mark.parametrize("command,expected", _doc_examples() if DOC.exists() else [])
-def test_doc_example(command, expected):
-    argv = shlex.split(command)
-    assert argv[0] == "promote"
-    code, out, err = _cli(*argv[1:])
-    shown = [line for line in (out + err).splitlines()]
-    status = [line for line in expected if line.startswith("# exit ")]
-    printed = [line for line in expected if not line.startswith("# exit ")]
-    assert shown == printed
-    assert code == (int(status[0].split()[-1]) if status else 0)
-
 
 def test_doc_figures():
     """The doc's counts are the measured ones."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import shlex
 import textwrap
 from pathlib import Path
 
@@ -137,36 +136,6 @@ def _doc_blocks(lang: str) -> list[list[str]]:
     """The lines of every fenced block of language `lang`, dedented."""
     blocks = re.findall(rf"^( *)```{lang}\n(.*?)^\1```", _doc(), flags=re.S | re.M)
     return [textwrap.dedent(body).splitlines() for _, body in blocks]
-
-
-def _doc_examples() -> list[tuple[str, list[str]]]:
-    """`$ promote ...` lines of the doc's console blocks, with the lines they print."""
-    examples = []
-    for block in _doc_blocks("console"):
-        current = None
-        for line in block:
-            if line.startswith("$ "):
-                current = (line[2:], [])
-                examples.append(current)
-            elif current is not None:
-                current[1].append(line)
-    return examples
-
-
-def test_doc_has_examples():
-    assert len(_doc_examples()) >= 10
-
-
-@pytest.mark.parametrize("command,expected", _doc_examples())
-def test_doc_example(command, expected, monkeypatch):
-    monkeypatch.chdir(ROOT)
-    argv = shlex.split(command)
-    assert argv[0] == "promote"
-    code, out, err = _cli(*argv[1:])
-    status = [line for line in expected if line.startswith("# exit ")]
-    printed = [line for line in expected if not line.startswith("# exit ")]
-    assert (out + err).splitlines() == printed
-    assert code == (int(status[0].split()[-1]) if status else 0)
 
 
 def _cells(line: str) -> list[str]:
