@@ -407,3 +407,24 @@ def test_tosa_ruleset_names_a_legal_cast_for_every_mixed_pair():
             else:
                 assert m is None and "no single TOSA CAST" in ans.refusal, (a, b, ans.refusal)
 
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_threaded_casting_writes_the_same_file(tmp_path, weights, threads):
+    p, x = weights
+    out = tmp_path / f"t{threads}.npy"
+    rep = castfile.cast_file(p, out, to="f8e4m3", chunk_bytes=1024, threads=threads)
+    want, st = tosa_cast.cast_array(x, "f8e4m3", src="f32", stats=True)
+    assert _bits(npyio.read_npy(out)) == _bits(want)
+    assert rep.stats == {k: int(v) for k, v in st.as_dict().items()}
+
+
+def test_cast_array_into_a_given_buffer(weights):
+    _, x = weights
+    want, st = tosa_cast.cast_array(x, "bf16", src="f32")
+    buffer = np.empty(x.size, tosa_cast.numpy_dtype("bf16"))
+    got, st2 = tosa_cast.cast_array(x, "bf16", src="f32", out=buffer)
+    assert got.shape == x.shape and np.shares_memory(got, buffer)
+    assert _bits(got) == _bits(want) and st2.as_dict() == st.as_dict()
+    with pytest.raises(Exception):
+        tosa_cast.cast_array(x, "bf16", src="f32", out=np.empty(x.size + 1, tosa_cast.numpy_dtype("bf16")))

@@ -288,3 +288,32 @@ def test_streaming_memory_is_bounded(tmp_path):
         tracemalloc.stop()
     assert (count, last) == (n, float((1 << 20) - 1))
     assert peak < 2 << 20, f"peak {peak} bytes while streaming a {n * 4} byte file"
+
+
+@pytest.mark.parametrize("keep", [1, 3])
+def test_prefetched_chunks_equal_plain_chunks(tmp_path, keep):
+    arr = np.arange(100_003, dtype=">i4")
+    p = tmp_path / "p.npy"
+    np.save(p, arr)
+    h = npyio.read_header(p)
+    plain = [c.copy() for c in npyio.ChunkReader(h, npyio.resolve_source(h), chunk_bytes=8 << 10)]
+    reader = npyio.ChunkReader(h, npyio.resolve_source(h), chunk_bytes=8 << 10)
+    window, ahead = [], []
+    for chunk in reader.prefetched(keep=keep):
+        ahead.append(chunk)
+        window.append(chunk.copy())
+        if len(ahead) > keep:  # a chunk stays valid while `keep` more are asked for
+            assert np.array_equal(ahead.pop(0), window[-keep - 1])
+    assert len(window) == len(plain)
+    assert all(np.array_equal(a, b) for a, b in zip(window, plain))
+
+
+def test_prefetched_reports_a_truncated_file(tmp_path):
+    p = tmp_path / "cut.npy"
+    np.save(p, np.arange(50_000, dtype="<f4"))
+    h = npyio.read_header(p)
+    with open(p, "r+b") as fp:  # the file shrinks after its header was read
+        fp.truncate(p.stat().st_size - 1000)
+    with pytest.raises(Exception, match="truncated"):
+        for _ in npyio.ChunkReader(h, npyio.resolve_source(h), chunk_bytes=8 << 10).prefetched():
+            pass
