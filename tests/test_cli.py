@@ -238,3 +238,15 @@ def test_readme_names_every_default_ruleset_and_only_real_ones():
     for spec in listed:
         load(spec)  # every listed name resolves
     assert {rs.name for rs in frameworks()} <= {s.split("@")[0] for s in listed}
+
+
+def test_table_cast_lists_every_legal_tosa_pair_with_its_profile():
+    pytest.importorskip("ml_dtypes")
+    from promote_cli.tosa_cast import LEGAL
+
+    data = json.loads(run("table", "--cast", "--format", "json").stdout)
+    assert {(p["from"], p["to"]): p["profile"] for p in data["pairs"]} == LEGAL
+    assert len(LEGAL) == 52
+    text = run("table", "--cast").stdout.splitlines()
+    assert len(text) == 53 and text[0].split()[:2] == ["from", "to"]
+    assert "i8,f32,PRO-FP" in run("table", "--cast", "--format", "csv").stdout
