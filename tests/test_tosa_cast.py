@@ -11,6 +11,9 @@ import pytest
 np = pytest.importorskip("numpy")
 ml_dtypes = pytest.importorskip("ml_dtypes")
 
+# The float64 oracles below cast NaN and infinities on purpose (and mask those elements).
+pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+
 from promote_cli.errors import UsageError  # noqa: E402
 from promote_cli.npdtypes import canonical_of, numpy_dtype  # noqa: E402
 from promote_cli.probes import tosa as probe  # noqa: E402
