@@ -11,9 +11,7 @@ Plus the worked examples the page prints.
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,12 +21,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "frameworks" / "anvil.md"
 
 
-def _tool(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(name, module)
-    spec.loader.exec_module(module)
-    return module
+from support import load_tool as _tool  # noqa: E402
 
 
 spec_tables = _tool("import_spec_tables")
@@ -118,16 +111,6 @@ def _query():
     return query
 
 
-def _cli(*args: str):
-    pytest.importorskip("promote_cli.engine")
-    from click.testing import CliRunner
-
-    from promote_cli.cli import main
-
-    result = CliRunner().invoke(main, list(args))
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
 
 
 def operand(dtype: str, ambiguous: bool) -> str:

@@ -8,10 +8,8 @@ result is typed by hand.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,12 +20,7 @@ DOC = ROOT / "docs" / "frameworks" / "cann.md"
 OPBASE_RULES = ROOT / "rules" / "cann@opbase.toml"
 
 
-def _tool(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(name, module)
-    spec.loader.exec_module(module)
-    return module
+from support import load_tool as _tool  # noqa: E402
 
 
 spec_tables = _tool("import_spec_tables")
@@ -42,17 +35,7 @@ def _query():
     return query
 
 
-def _cli(*args: str):
-    """Run `promote ARGS` in-process: (exit code, stdout, stderr)."""
-    pytest.importorskip("promote_cli.engine")
-    from click.testing import CliRunner
-
-    from promote_cli.cli import main
-
-    result = CliRunner().invoke(main, list(args))
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
+from support import run_cli as _cli  # noqa: E402
 
 
 def _recording() -> dict:

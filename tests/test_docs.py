@@ -2,17 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+from support import load_tool
 
 ROOT = Path(__file__).resolve().parent.parent
-_spec = importlib.util.spec_from_file_location("doc_examples", ROOT / "tools" / "doc_examples.py")
-doc_examples = importlib.util.module_from_spec(_spec)
-sys.modules["doc_examples"] = doc_examples
-_spec.loader.exec_module(doc_examples)
+doc_examples = load_tool("doc_examples")
 
 DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
 WITH_EXAMPLES = [p for p in DOCS if doc_examples.examples(p)]

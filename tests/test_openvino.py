@@ -43,7 +43,6 @@ SPEC_DEVIATIONS = {
 # --------------------------------------------------------------------- helpers
 
 def _query():
-    engine = pytest.importorskip("promote_cli.engine")  # noqa: F841 - skip until the core exists
     from promote_cli import query
 
     return query

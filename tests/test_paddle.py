@@ -3,7 +3,6 @@ its recording, the docs' examples, the CLI, and a live re-probe when paddle is i
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import re
@@ -11,6 +10,7 @@ import shlex
 from pathlib import Path
 
 import pytest
+from support import load_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT.parent / "shared" / "spec" / "paddle-type-promotion.md"
@@ -24,10 +24,7 @@ OPERATOR_SYMBOLS = ["+", "-", "*", "/", "//", "**", "%", "==", "!=", "<", "<=", 
 # --------------------------------------------------------------------- helpers
 
 def _importer():
-    spec = importlib.util.spec_from_file_location("import_paddle_doc", ROOT / "tools" / "import_paddle_doc.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_tool("import_paddle_doc")
 
 
 def _doc_text() -> str:

@@ -3,21 +3,16 @@ the committed recording: a re-recording without a re-run of the tool fails here.
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 
 import pytest
+from support import load_tool
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _tool():
-    spec = importlib.util.spec_from_file_location("paddle_tables", ROOT / "tools" / "paddle_tables.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault(spec.name, mod)  # dataclasses look their module up there
-    spec.loader.exec_module(mod)
-    return mod
+    return load_tool("paddle_tables")
 
 
 def test_generated_tables_are_up_to_date():

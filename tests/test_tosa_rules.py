@@ -32,16 +32,7 @@ def _ruleset():
     return registry.load("tosa")
 
 
-def _cli(*args: str):
-    """Run `promote ARGS` in-process: (exit code, stdout, stderr)."""
-    from click.testing import CliRunner
-
-    from promote_cli.cli import main
-
-    result = CliRunner().invoke(main, list(args))
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
+from support import run_cli as _cli  # noqa: E402
 
 
 def _accepted(op: str) -> list[tuple[str, str]]:
