@@ -355,3 +355,13 @@ def test_recordings_are_written_one_case_per_line_and_readable(tmp_path):
     os.umask(umask)
     assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~umask
     assert [p.name for p in tmp_path.iterdir()] == ["rec.json"]
+
+
+def test_example_rule_files_load():
+    from pathlib import Path
+
+    examples = sorted((Path(__file__).resolve().parent.parent / "examples" / "rules").glob("*.toml"))
+    assert examples
+    for path in examples:
+        rs = registry.load_path(path)
+        assert rs.rules and rs.description

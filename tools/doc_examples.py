@@ -107,12 +107,16 @@ def run(example: Example, directory: Path) -> tuple[list[str], int]:
     from promote_cli.cli import main
 
     argv = shlex.split(example.command)
-    if argv[0] != "promote":
+    env = {}
+    while argv and "=" in argv[0] and not argv[0].startswith("-"):  # VAR=value promote ...
+        key, _, value = argv.pop(0).partition("=")
+        env[key] = value
+    if not argv or argv[0] != "promote":
         raise ValueError(f"{example.path}:{example.line}: not a promote command: {example.command}")
     here = os.getcwd()
     os.chdir(directory)
     try:
-        result = CliRunner().invoke(main, argv[1:], prog_name="promote")
+        result = CliRunner().invoke(main, argv[1:], prog_name="promote", env=env)
     finally:
         os.chdir(here)
     printed = [line.strip() for line in (result.stdout + result.stderr).splitlines()]
