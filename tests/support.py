@@ -30,3 +30,15 @@ def run_cli(*args: str):
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return result.exit_code, result.stdout, result.stderr
+
+
+def spec_path(name: str) -> Path:
+    """A spec page: in $PROMOTE_SPEC_DIR, `spec/`, or the shared spec directory beside the checkout."""
+    import os
+
+    dirs = [Path(p) for p in os.environ.get("PROMOTE_SPEC_DIR", "").split(os.pathsep) if p]
+    dirs += [ROOT / "spec", ROOT.parent / "shared" / "spec"]
+    for directory in dirs:
+        if (directory / name).is_file():
+            return directory / name
+    return dirs[-1] / name

@@ -15,13 +15,10 @@ import shlex
 from pathlib import Path
 
 import pytest
+from support import spec_path
 
 ROOT = Path(__file__).resolve().parents[1]
-SPEC = Path("/work/shared/spec/openvino-convert-promote-types-14.rst")
-for _candidate in (ROOT / "spec" / SPEC.name, ROOT.parent / "shared" / "spec" / SPEC.name):
-    if _candidate.exists():
-        SPEC = _candidate
-        break
+SPEC = spec_path("openvino-convert-promote-types-14.rst")
 RECORDING = ROOT / "tests" / "data" / "recordings" / "openvino.json"
 DOC = ROOT / "docs" / "frameworks" / "openvino.md"
 

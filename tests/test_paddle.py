@@ -10,10 +10,10 @@ import shlex
 from pathlib import Path
 
 import pytest
-from support import load_tool
+from support import load_tool, spec_path
 
 ROOT = Path(__file__).resolve().parents[1]
-DOC = ROOT.parent / "shared" / "spec" / "paddle-type-promotion.md"
+DOC = spec_path("paddle-type-promotion.md")
 RECORDING = ROOT / "tests" / "data" / "recordings" / "paddle-3.3.json"
 FRAMEWORK_DOC = ROOT / "docs" / "frameworks" / "paddle.md"
 
