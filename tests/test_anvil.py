@@ -25,6 +25,10 @@ from support import load_tool as _tool  # noqa: E402
 
 
 spec_tables = _tool("import_spec_tables")
+try:
+    spec_tables.find_spec(spec_tables.CANN_SPEC if "cann" in __name__ else spec_tables.ANVIL_SPEC)
+except spec_tables.SpecError as exc:  # a checkout without ../shared/spec: these tests read the spec page
+    pytest.skip(str(exc), allow_module_level=True)
 TYPES, KNOWN, AMBIGUOUS = spec_tables.anvil_tables()
 PAGE = spec_tables.find_spec(spec_tables.ANVIL_SPEC).read_text(encoding="utf-8")
 

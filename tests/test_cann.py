@@ -24,6 +24,10 @@ from support import load_tool as _tool  # noqa: E402
 
 
 spec_tables = _tool("import_spec_tables")
+try:
+    spec_tables.find_spec(spec_tables.CANN_SPEC if "cann" in __name__ else spec_tables.ANVIL_SPEC)
+except spec_tables.SpecError as exc:  # a checkout without ../shared/spec: these tests read the spec page
+    pytest.skip(str(exc), allow_module_level=True)
 TYPES, TABLE = spec_tables.cann_table()
 PAIRS = [(a, b) for a in TYPES for b in TYPES]
 

@@ -190,6 +190,8 @@ def test_spec_example(heading, text, a, b, r):
 
 
 def test_spec_deviations_are_spec_examples():
+    if not SPEC.exists():
+        pytest.skip("spec page not available")
     listed = {(h, t) for h, t, *_ in SPEC_EXAMPLES}
     assert set(SPEC_DEVIATIONS) <= listed
 
