@@ -74,7 +74,7 @@ def _dt(x) -> DType:
         return x
     if isinstance(x, Operand):
         if x.dtype is None:
-            raise Refusal(f"{x} has no dtype of its own here")
+            raise Refusal(f"{x} is a Python scalar, which has no dtype until the framework gives it one")
         return x.dtype
     raise TypeError(f"expected a dtype or operand, got {x!r}")
 

@@ -59,3 +59,9 @@ def test_odd_options_give_one_line(args):
     assert r.exception is None or isinstance(r.exception, SystemExit), (args, repr(r.exception))
     if r.exit_code == 2:
         assert len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
+
+
+@pytest.mark.parametrize("framework", ["paddle", "paddle@2.6"])
+def test_two_python_scalars_are_refused_with_a_reason(framework):
+    r = run("query", "py:int", "py:float", "-f", framework, "--op", "+")
+    assert r.exit_code == 1 and "no tensor operand" in r.stderr
