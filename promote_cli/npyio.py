@@ -29,7 +29,6 @@ import signal
 import struct
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Iterator
 
 import ml_dtypes  # noqa: F401  (registers bfloat16, float8_* ... with numpy)
@@ -280,34 +279,40 @@ class ChunkReader:
         self.chunk_elems = max(1, chunk_bytes // item)
         self.largest_chunk_bytes = 0
 
+    def _read_exact(self, fp, view: memoryview, nbytes: int) -> None:
+        """Fill view[:nbytes] from fp; a short file is a UsageError."""
+        got = 0
+        while got < nbytes:
+            r = fp.readinto(view[got:nbytes])
+            if not r:
+                raise UsageError(f"{self.header.path}: truncated while reading data")
+            got += r
+
+    def _native(self, buf, n: int) -> np.ndarray:
+        """The first n stored elements of buf as a native-order array of the source dtype."""
+        s = self.source
+        self.largest_chunk_bytes = max(self.largest_chunk_bytes, n * self.header.dtype.itemsize)
+        arr = np.frombuffer(buf, dtype=s.stored, count=n)
+        if s.swap:
+            arr = arr.byteswap().view(arr.dtype.newbyteorder("="))
+        if arr.dtype != s.native:
+            arr = arr.view(s.native)
+        return arr
+
     def __iter__(self) -> Iterator[np.ndarray]:
-        h, s = self.header, self.source
-        item = h.dtype.itemsize
+        h = self.header
         remaining = h.count
         if remaining == 0:
             return
-        buf = bytearray(min(remaining, self.chunk_elems) * item)
+        buf = bytearray(min(remaining, self.chunk_elems) * h.dtype.itemsize)
         view = memoryview(buf)
         with open(h.path, "rb", buffering=0) as fp:
             fp.seek(h.offset)
             while remaining:
                 n = min(remaining, self.chunk_elems)
-                nbytes = n * item
-                got = 0
-                while got < nbytes:
-                    r = fp.readinto(view[got:nbytes])
-                    if not r:
-                        raise UsageError(f"{h.path}: truncated while reading data")
-                    got += r
-                self.largest_chunk_bytes = max(self.largest_chunk_bytes, nbytes)
-                arr = np.frombuffer(view[:nbytes], dtype=s.stored)
-                if s.swap:
-                    arr = arr.byteswap().view(arr.dtype.newbyteorder("="))
-                if arr.dtype != s.native:
-                    arr = arr.view(s.native)
-                yield arr
+                self._read_exact(fp, view, n * h.dtype.itemsize)
+                yield self._native(buf, n)
                 remaining -= n
-
 
     def prefetched(self, keep: int = 1) -> Iterator[np.ndarray]:
         """Like iterating, but a background thread reads ahead into reused buffers while
@@ -318,7 +323,7 @@ class ChunkReader:
         import queue
         import threading
 
-        h, s = self.header, self.source
+        h = self.header
         item = h.dtype.itemsize
         if h.count == 0:
             return
@@ -340,14 +345,7 @@ class ChunkReader:
                         if buf is None or stop.is_set():
                             return
                         n = min(remaining, self.chunk_elems)
-                        want = n * item
-                        view = memoryview(buf)
-                        got = 0
-                        while got < want:
-                            r = fp.readinto(view[got:want])
-                            if not r:
-                                raise UsageError(f"{h.path}: truncated while reading data")
-                            got += r
+                        self._read_exact(fp, memoryview(buf), n * item)
                         ready.put((buf, n))
                         remaining -= n
                 ready.put(None)
@@ -369,14 +367,8 @@ class ChunkReader:
                 if isinstance(got, BaseException):
                     raise got
                 buf, n = got
-                self.largest_chunk_bytes = max(self.largest_chunk_bytes, n * item)
-                arr = np.frombuffer(buf, dtype=s.stored, count=n)
-                if s.swap:
-                    arr = arr.byteswap().view(arr.dtype.newbyteorder("="))
-                if arr.dtype != s.native:
-                    arr = arr.view(s.native)
                 held.append(buf)
-                yield arr
+                yield self._native(buf, n)
         finally:
             stop.set()
             free.put(None)
