@@ -13,7 +13,7 @@ from .errors import UsageError
 
 def _complete_framework(ctx, param, incomplete):
     from . import registry
-    from .rulefile import read_toml
+    from .registry import read_toml
 
     items = []
     for stem, path in registry.rule_files().items():

@@ -14,9 +14,25 @@ import re
 from pathlib import Path
 
 from .errors import RuleFileError, UsageError
-from .rulefile import Ruleset, build, merge, read_toml
+from .rulefile import Ruleset, build, merge
+from .rulefile import read_toml as _parse_toml
 
 _CACHE: dict[str, Ruleset] = {}
+_RAW: dict[Path, dict] = {}
+
+
+def clear_cache() -> None:
+    """Forget loaded rule files (after they changed on disk, or PROMOTE_RULES_PATH did)."""
+    _CACHE.clear()
+    _RAW.clear()
+
+
+def read_toml(path: Path) -> dict:
+    """A rule file's TOML, parsed once per process (resolving a name may look at it several times)."""
+    raw = _RAW.get(path)
+    if raw is None:
+        raw = _RAW[path] = _parse_toml(path)
+    return raw
 
 
 def builtin_dir() -> Path:

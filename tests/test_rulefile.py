@@ -286,7 +286,7 @@ def test_registry_extends_versions_and_user_directories(tmp_path, monkeypatch):
         '[tables.main]\ncommutative = false\ncolumns = ["i8", "u8"]\n'
         'rows.i8 = ["i8", "x"]\nrows.u8 = ["u8", "u8"]\n')
     monkeypatch.setenv("PROMOTE_RULES_PATH", str(tmp_path))
-    registry._CACHE.clear()
+    registry.clear_cache()
     try:
         assert registry.load("demo").version == "1"
         assert registry.load("demo@1").version == "1"
@@ -299,33 +299,33 @@ def test_registry_extends_versions_and_user_directories(tmp_path, monkeypatch):
         with pytest.raises(UsageError, match="did you mean demo"):
             registry.load("dem")
     finally:
-        registry._CACHE.clear()
+        registry.clear_cache()
 
 
 def test_file_name_must_match_name(tmp_path, monkeypatch):
     (tmp_path / "other.toml").write_text(BASE + TABLE)
     monkeypatch.setenv("PROMOTE_RULES_PATH", str(tmp_path))
-    registry._CACHE.clear()
+    registry.clear_cache()
     try:
         with pytest.raises(RuleFileError, match="does not match the file name"):
             registry.load("other")
     finally:
-        registry._CACHE.clear()
+        registry.clear_cache()
 
 
 def test_invalid_toml_names_the_file(tmp_path, monkeypatch):
     (tmp_path / "bad.toml").write_text("name = \n")
     monkeypatch.setenv("PROMOTE_RULES_PATH", str(tmp_path))
-    registry._CACHE.clear()
+    registry.clear_cache()
     try:
         with pytest.raises(RuleFileError, match="bad.toml: not valid TOML"):
             registry.load("bad")
     finally:
-        registry._CACHE.clear()
+        registry.clear_cache()
 
 
 def test_every_shipped_rule_file_loads():
-    registry._CACHE.clear()
+    registry.clear_cache()
     loaded = registry.all_rulesets()
     assert {rs.name for rs in loaded} >= {"cann", "anvil"}
     for rs in loaded:

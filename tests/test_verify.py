@@ -34,7 +34,7 @@ result = "i16"
 def fake(tmp_path, monkeypatch):
     (tmp_path / "fake.toml").write_text(RULES)
     monkeypatch.setenv("PROMOTE_RULES_PATH", str(tmp_path))
-    registry._CACHE.clear()
+    registry.clear_cache()
     probe = types.ModuleType("promote_cli.probes.fakeprobe")
     probe.FRAMEWORK, probe.PACKAGE = "fake", "fake-package"
     probe.installed = "1.0"
@@ -46,7 +46,7 @@ def fake(tmp_path, monkeypatch):
     probe.extra_checks = lambda: [("kernels", 3, list(probe.bad))]
     monkeypatch.setitem(sys.modules, "promote_cli.probes.fakeprobe", probe)
     yield probe
-    registry._CACHE.clear()
+    registry.clear_cache()
 
 
 def test_agreement_exits_0(fake):
