@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from . import dtypes, operands
-from .engine import Answer, answer
+from .engine import Answer, answer, parse_options
 from .errors import PromoteError, UsageError
 from .rulefile import Ruleset
 
@@ -19,6 +19,7 @@ class Matrix:
     op: str
     types: list[str]
     cells: list[list[Answer]]
+    options: dict  # the option values the matrix was computed with (defaults filled in)
 
     def results(self) -> list[list[str | None]]:
         return [[cell.result for cell in row] for row in self.cells]
@@ -47,6 +48,7 @@ def _cell(rs: Ruleset, a: str, b: str, op: str, options: dict | None) -> Answer 
 
 
 def matrix(rs: Ruleset, types: list[str] | None = None, op: str = "add", options: dict | None = None) -> Matrix:
+    shown = {k: getattr(v, "name", v) for k, v in parse_options(rs, options).items()}  # bad options fail here
     names = axis(rs, types)
     cells = []
     for a in names:
@@ -57,7 +59,7 @@ def matrix(rs: Ruleset, types: list[str] | None = None, op: str = "add", options
                 ans = Answer(rs.name, rs.version, op, a, b, {}, None, None, "", f"{rs.name} cannot take {a} op {b}")
             row.append(ans)
         cells.append(row)
-    return Matrix(rs.name, rs.version, op, names, cells)
+    return Matrix(rs.name, rs.version, op, names, cells, shown)
 
 
 def union_types(rs1: Ruleset, rs2: Ruleset) -> list[str]:

@@ -151,4 +151,4 @@ def _stem_spec(stem: str) -> str:
 
 
 def is_default(rs: Ruleset) -> bool:
-    return load(rs.name) is rs or load(rs.name).path == rs.path
+    return load(rs.name).path == rs.path

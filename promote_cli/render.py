@@ -75,10 +75,10 @@ def matrix_markdown(m: Matrix) -> str:
     return _markdown([_corner(m)] + m.types, rows)
 
 
-def matrix_json(m: Matrix, options: dict | None = None) -> str:
+def matrix_json(m: Matrix) -> str:
     data = {"framework": m.framework, "version": m.version, "op": m.op, "types": m.types, "matrix": m.results()}
-    if options:
-        data["options"] = options
+    if m.options:
+        data["options"] = m.options
     return dumps(data)
 
 

@@ -133,6 +133,14 @@ def test_table_csv_parses_as_a_grid():
         assert row[1:] == [c or "" for c in types_row]
 
 
+def test_table_json_says_which_options_it_used():
+    data = json.loads(run("table", "-f", "openvino", "--types", "i8,u8", "--format", "json",
+                          "-O", "promote_unsafe=true").stdout)
+    assert data["options"]["promote_unsafe"] is True
+    assert data["matrix"][0][1] == query("openvino", "i8", "u8", options={"promote_unsafe": True}).result
+    assert run("table", "-f", "openvino", "-O", "promote_unsafe=maybe").exit_code == 2
+
+
 def test_table_json_and_types_restriction():
     r = run("table", "-f", "cann", "--format", "json", "--types", "s8,uint8,f32")
     data = json.loads(r.stdout)

@@ -8,7 +8,6 @@ import click
 
 from .. import registry, render
 from ..cliopts import color_option, color_wanted, framework_option, op_option, option_option, parse_options
-from ..engine import parse_options as check_options
 from ..engine import resolve_op
 from ..errors import EXIT_NO, UsageError
 from ..matrix import diff, matrix
@@ -45,18 +44,13 @@ def table(framework, diff_pair, cast_pairs, op, options, types, fmt, exit_code, 
     resolve_op(rs, op)
     m = matrix(rs, type_list, op, opts)
     if fmt == "json":
-        click.echo(render.matrix_json(m, options=_shown(rs, opts)))
+        click.echo(render.matrix_json(m))
     elif fmt == "rich":
         from ..render_rich import print_matrix
 
         print_matrix(m, colored)
     else:
         click.echo(render.MATRIX_FORMATS[fmt](m), nl=False)
-
-
-def _shown(rs, opts):
-    values = check_options(rs, opts)
-    return {k: getattr(v, "name", v) for k, v in values.items()}
 
 
 def _diff(pair, op, opts, type_list, fmt, exit_code, colored):
