@@ -23,8 +23,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from promote_cli.npdtypes import numpy_dtype  # noqa: E402
-from promote_cli.tosa_cast import LEGAL, TOSA_TYPES, cast_array, reference_cast  # noqa: E402
+from promote_cli.numerics.tosa_cast import LEGAL, TOSA_TYPES, cast_array, reference_cast  # noqa: E402
+from promote_cli.vocab.numpy_types import numpy_dtype  # noqa: E402
 
 
 def make_input(src: str, n: int, rng) -> np.ndarray:

@@ -34,11 +34,11 @@ if kind == "copy":
     shutil.copyfile(src, dst)
 elif kind == "numpy":
     import numpy as np
-    from promote_cli.npdtypes import numpy_dtype
+    from promote_cli.vocab.numpy_types import numpy_dtype
     with np.errstate(all="ignore"):
         np.save(dst, np.load(src).astype(numpy_dtype(to)))
 else:
-    from promote_cli.castfile import cast_file
+    from promote_cli.arrayio.castfile import cast_file
     cast_file(src, dst, to=to, force=True)
 dt = time.perf_counter() - t
 print(json.dumps({{"seconds": dt, "peak_rss_kib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}}))
@@ -61,8 +61,8 @@ def _make_input(path: Path, size_mib: int, src: str) -> int:
     sys.path.insert(0, str(ROOT))
     import numpy as np
 
-    from promote_cli import npyio
-    from promote_cli.npdtypes import numpy_dtype
+    from promote_cli.arrayio import npy as npyio
+    from promote_cli.vocab.numpy_types import numpy_dtype
 
     dt = numpy_dtype(src)
     n = (size_mib << 20) // dt.itemsize

@@ -23,7 +23,6 @@ DOC = ROOT / "docs" / "frameworks" / "anvil.md"
 
 from support import load_tool as _tool  # noqa: E402
 
-
 spec_tables = _tool("import_spec_tables")
 try:
     spec_tables.find_spec(spec_tables.CANN_SPEC if "cann" in __name__ else spec_tables.ANVIL_SPEC)
@@ -109,7 +108,7 @@ def common_dtype(lhs: str, rhs: str, lhs_ambiguous: bool = False, rhs_ambiguous:
 # ----------------------------------------------------------------- helpers
 
 def _query():
-    pytest.importorskip("promote_cli.engine")
+    pytest.importorskip("promote_cli.oracle.engine")
     from promote_cli import query
 
     return query
@@ -144,7 +143,7 @@ def test_page_tables_are_what_the_code_generates():
 
 
 def test_anvil_names_map_explicitly():
-    from promote_cli.dtypes import lookup
+    from promote_cli.vocab.dtypes import lookup
 
     for anvil_name, name in spec_tables.ANVIL_NAMES.items():
         assert lookup(anvil_name).name == name
@@ -190,7 +189,7 @@ def test_ambiguity_flag_is_sometimes_dropped():
 @pytest.mark.parametrize("literal,position", [("py:int", 0), ("py:float", 1), ("py:bool", 2)])
 def test_literals_are_ambiguous_defaults(literal, position):
     """R literals 1L, 1.0, TRUE: the page prints their default types (CPUi32, CPUf32, CPUpred)."""
-    from promote_cli.dtypes import lookup
+    from promote_cli.vocab.dtypes import lookup
 
     query = _query()
     section = PAGE.split("Literals as Ambiguous Types", 1)[1].split("However", 1)[0]
@@ -246,7 +245,7 @@ def test_page_example(a, b, la, lb, dtype, flag):
 
 def test_page_propagation_example():
     """z <- x + 1L; z * y with x a known bool and y a known i16: the page prints CPUi16."""
-    from promote_cli.dtypes import lookup
+    from promote_cli.vocab.dtypes import lookup
 
     query = _query()
     section = PAGE.split("Propagating Ambiguity", 1)[1]

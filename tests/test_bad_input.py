@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from click.testing import CliRunner
 
-from promote_cli import registry
 from promote_cli.cli import main
+from promote_cli.oracle import registry
 
 ODD_OPERANDS = ["", " ", "?", "0d:", "weak:", "py:", "py:long", "0d:py:int", "weak:0d:i8", "0d:weak:i8", "i8??",
                 "ｉ８", "i8\x00", "x" * 5000, "torch.", "ACL_", "-1", "1e9", "None", "{}", "[i8]", "i8,u8", "py:bool?"]

@@ -22,7 +22,6 @@ OPBASE_RULES = ROOT / "rules" / "cann@opbase.toml"
 
 from support import load_tool as _tool  # noqa: E402
 
-
 spec_tables = _tool("import_spec_tables")
 try:
     spec_tables.find_spec(spec_tables.CANN_SPEC if "cann" in __name__ else spec_tables.ANVIL_SPEC)
@@ -33,7 +32,7 @@ PAIRS = [(a, b) for a in TYPES for b in TYPES]
 
 
 def _query():
-    pytest.importorskip("promote_cli.engine")
+    pytest.importorskip("promote_cli.oracle.engine")
     from promote_cli import query
 
     return query
@@ -60,7 +59,7 @@ def test_spec_table_shape_and_names():
 
 def test_short_names_are_the_page_note():
     """The page's note spells each short name out (ACL_INT8(s8)); the mapping agrees."""
-    from promote_cli.dtypes import lookup
+    from promote_cli.vocab.dtypes import lookup
 
     text = spec_tables.find_spec(spec_tables.CANN_SPEC).read_text(encoding="utf-8")
     pairs = re.findall(r"(ACL\\?_\w+?)\\?\((\w+)\\?\)", text)
@@ -99,7 +98,7 @@ def test_ops_the_page_does_not_cover():
 def test_page_examples():
     """推导示例: 'one is float16, one is float32 ... converted to float32'."""
     query = _query()
-    from promote_cli.dtypes import lookup
+    from promote_cli.vocab.dtypes import lookup
 
     text = spec_tables.find_spec(spec_tables.CANN_SPEC).read_text(encoding="utf-8")
     examples = re.findall(r"一个为(\w+)，一个为(\w+).*?转换成(\w+)的数据类型然后进行计算", text)
@@ -173,7 +172,7 @@ def _order_dependent() -> list[tuple[str, str]]:
 
 
 def test_diff_lists_exactly_the_cells_that_differ():
-    from promote_cli import dtypes
+    from promote_cli.vocab import dtypes
 
     rec = _recording()["results"]
     opbase_types = {a for a, _ in rec}

@@ -19,9 +19,11 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from promote_cli import castfile, npyio, tosa_cast
-from promote_cli.commands.cast import cast
-from promote_cli.npdtypes import numpy_dtype
+from promote_cli.arrayio import castfile
+from promote_cli.arrayio import npy as npyio
+from promote_cli.cli.commands.cast import cast
+from promote_cli.numerics import tosa_cast
+from promote_cli.vocab.numpy_types import numpy_dtype
 
 
 def run(*args):
@@ -279,8 +281,9 @@ def test_sigterm_mid_cast_leaves_nothing(weights):
     code = textwrap.dedent(
         f"""
         import os, signal, sys
-        from promote_cli import tosa_cast, npyio
-        from promote_cli.commands.cast import cast
+        from promote_cli.numerics import tosa_cast
+        from promote_cli.arrayio import npy as npyio
+        from promote_cli.cli.commands.cast import cast
         real = tosa_cast.cast_array
         n = []
         def slow(*a, **k):

@@ -1,4 +1,4 @@
-"""Safe streaming .npy reading and atomic writing (promote_cli.npyio)."""
+"""Safe streaming .npy reading and atomic writing (promote_cli.arrayio.npy)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from numpy.lib import format as npformat
 
-from promote_cli import npyio
+from promote_cli.arrayio import npy as npyio
 from promote_cli.errors import UsageError
 
 
@@ -179,7 +179,7 @@ def test_header_that_is_code_is_not_evaluated(tmp_path):
 
 @pytest.mark.parametrize("name", ["bf16", "f8e4m3", "f8e5m2", "i4", "f16"])
 def test_written_narrow_types_load_back_with_numpy(tmp_path, name):
-    from promote_cli.npdtypes import numpy_dtype
+    from promote_cli.vocab.numpy_types import numpy_dtype
 
     dt = numpy_dtype(name)
     x = np.arange(-3, 3).astype(dt).reshape(2, 3)

@@ -77,7 +77,7 @@ def _hint(ans) -> str:
 
 
 def _canon(name: str) -> str:
-    from promote_cli.dtypes import lookup
+    from promote_cli.vocab.dtypes import lookup
 
     name = SPEC_SPELLINGS.get(name, name)
     return lookup(name).name
@@ -360,7 +360,7 @@ def test_doc_difference_row(row, a, b, options, impl):
 # ------------------------------------------------------------ CLI
 
 def _cli():
-    pytest.importorskip("promote_cli.engine")
+    pytest.importorskip("promote_cli.oracle.engine")
     click_testing = pytest.importorskip("click.testing")
     from promote_cli import cli as cli_mod
 

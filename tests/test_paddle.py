@@ -38,13 +38,13 @@ def _doc() -> dict:
 
 
 def _query():
-    pytest.importorskip("promote_cli.engine")
+    pytest.importorskip("promote_cli.oracle.engine")
     try:
         from promote_cli import query
 
         return query
     except ImportError:  # the package's query() not written yet: same answer from the engine
-        from promote_cli import engine, registry
+        from promote_cli.oracle import engine, registry
 
         def query(framework, a, b, op="add", options=None):
             return engine.answer(registry.load(framework), a, b, op, options)
@@ -53,7 +53,7 @@ def _query():
 
 
 def _canon(name: str) -> str:
-    from promote_cli import dtypes
+    from promote_cli.vocab import dtypes
 
     return dtypes.lookup(name).name
 
@@ -288,7 +288,7 @@ def test_framework_doc_examples():
 # ------------------------------------------------------------ CLI
 
 def _cli():
-    pytest.importorskip("promote_cli.engine")
+    pytest.importorskip("promote_cli.oracle.engine")
     click_testing = pytest.importorskip("click.testing")
     try:
         from promote_cli import cli as cli_mod

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from promote_cli.recordings import compare, load_recording
+from promote_cli.probes.recordings import compare, load_recording
 
 RECORDINGS = sorted(p for p in (Path(__file__).parent / "data" / "recordings").glob("*.json"))
 

@@ -7,9 +7,10 @@ import textwrap
 
 import pytest
 
-from promote_cli import registry
 from promote_cli.errors import RuleFileError, UsageError
-from promote_cli.rulefile import build
+from promote_cli.oracle import registry
+from promote_cli.oracle.engine import answer
+from promote_cli.oracle.loader import build
 
 try:
     import tomllib
@@ -29,7 +30,7 @@ def rules(text: str, base: str = BASE):
 
 
 def ask(rs, a, b, op="add", **options):
-    return rs.answer(a, b, op, options)
+    return answer(rs, a, b, op, options)
 
 
 TABLE = """
@@ -291,9 +292,9 @@ def test_registry_extends_versions_and_user_directories(tmp_path, monkeypatch):
         assert registry.load("demo").version == "1"
         assert registry.load("demo@1").version == "1"
         old = registry.load("demo@0.9")
-        assert old.answer("u8", "i8").result == "u8"
-        assert old.answer("i8", "u8").result is None
-        assert registry.load("demo").answer("u8", "i8").result == "i16"
+        assert answer(old, "u8", "i8").result == "u8"
+        assert answer(old, "i8", "u8").result is None
+        assert answer(registry.load("demo"), "u8", "i8").result == "i16"
         with pytest.raises(UsageError, match="versions: 0.9, 1"):
             registry.load("demo@7")
         with pytest.raises(UsageError, match="did you mean demo"):

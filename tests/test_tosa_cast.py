@@ -15,9 +15,7 @@ ml_dtypes = pytest.importorskip("ml_dtypes")
 pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
 
 from promote_cli.errors import UsageError  # noqa: E402
-from promote_cli.npdtypes import canonical_of, numpy_dtype  # noqa: E402
-from promote_cli.probes import tosa as probe  # noqa: E402
-from promote_cli.tosa_cast import (  # noqa: E402
+from promote_cli.numerics.tosa_cast import (  # noqa: E402
     EXTENDED_TYPES,
     LEGAL,
     TOSA_TYPES,
@@ -25,6 +23,8 @@ from promote_cli.tosa_cast import (  # noqa: E402
     cast_array,
     check_pair,
 )
+from promote_cli.probes import tosa as probe  # noqa: E402
+from promote_cli.vocab.numpy_types import canonical_of, numpy_dtype  # noqa: E402
 
 RECORDING = Path(__file__).parent / "data" / "recordings" / "tosa-cast"
 MANIFEST, DATA = probe.load_cast_recording(RECORDING)

@@ -27,7 +27,7 @@ SPEC = REC["spec"]
 
 
 def _ruleset():
-    from promote_cli import registry
+    from promote_cli.oracle import registry
 
     return registry.load("tosa")
 
@@ -52,7 +52,7 @@ def test_recording_covers_every_operator_and_ordered_pair():
 
 
 def test_recorded_op_names_are_the_rulesets_operators():
-    from promote_cli.engine import resolve_op
+    from promote_cli.oracle.engine import resolve_op
 
     rs = _ruleset()
     assert rs.probe == "tosa"
@@ -200,7 +200,7 @@ def test_doc_mul_shift_table_is_the_recording():
 
 
 def test_doc_verify_output_matches_the_checks():
-    from promote_cli.tosa_cast import LEGAL, TOSA_TYPES
+    from promote_cli.numerics.tosa_cast import LEGAL, TOSA_TYPES
 
     (block,) = _doc_blocks("text")
     v = REC["version"]

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 import promote_cli
-from promote_cli import registry
 from promote_cli.cli import main
+from promote_cli.oracle import registry
 
 RULES = """schema = 1
 name = "fake"

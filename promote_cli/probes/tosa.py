@@ -8,7 +8,7 @@ never accepts two), else its refusal.  Refused graphs are run in child processes
 per process, each restarted after a graph that ends it.  `record(spec_xml)` also stores
 tosa.xml's type-support tables and where they differ from the model;
 ``python -m promote_cli.probes.tosa --spec tosa.xml OUT.json`` writes the recording.
-`extra_checks()` re-checks `promote cast` (promote_cli.tosa_cast) against the model.
+`extra_checks()` re-checks `promote cast` (promote_cli.numerics.tosa_cast) against the model.
 
 CAST: ``tosa_serializer`` builds a graph with one input, one CAST and one output;
 ``tosa_reference_model.run`` executes it on a numpy array and returns the output
@@ -82,7 +82,7 @@ def version() -> str | None:
 def _bits_dtype(t: str):
     import numpy as np
 
-    from promote_cli.npdtypes import numpy_dtype
+    from promote_cli.vocab.numpy_types import numpy_dtype
 
     if t == "bool":
         return np.dtype(np.bool_)
@@ -110,7 +110,7 @@ def run_cast(bits, src: str, dst: str):
     import numpy as np
     import tosa_reference_model as rm
 
-    from promote_cli.npdtypes import numpy_dtype
+    from promote_cli.vocab.numpy_types import numpy_dtype
 
     x = np.ascontiguousarray(bits)
     if src in ("i8", "i16", "i32", "i64"):
@@ -144,7 +144,7 @@ def _f32_inputs(rng):
         vals += [2.0 ** k, 2.0 ** k + 0.5, 2.0 ** k - 0.5]
     vals += [k + 0.5 for k in range(-10, 10)]
     # output-format boundaries: max, overflow tie, min normal, min subnormal and halves
-    from promote_cli.tosa_cast import _FLOATS
+    from promote_cli.numerics.tosa_cast import _FLOATS
 
     for name in ("f16", "bf16", "f8e4m3", "f8e5m2"):
         f = _FLOATS[name]
@@ -292,7 +292,7 @@ def record_cast(directory, spec_xml: str | None = None, check_illegal: bool = Tr
     """Record every legal CAST pair into `directory`; returns the manifest."""
     import numpy as np
 
-    from promote_cli.tosa_cast import LEGAL, TOSA_TYPES
+    from promote_cli.numerics.tosa_cast import LEGAL, TOSA_TYPES
 
     out_dir = Path(directory)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -359,7 +359,7 @@ def mismatches(src: str, dst: str, inputs, expected, actual):
     spec leaves unpredictable, is masked out."""
     import numpy as np
 
-    from promote_cli.npdtypes import numpy_dtype
+    from promote_cli.vocab.numpy_types import numpy_dtype
 
     exp = np.asarray(expected)
     act = np.asarray(actual)
@@ -457,7 +457,7 @@ def binary_input(t: str, n: int = SHAPE[0]):
     positive POW bases)."""
     import numpy as np
 
-    from promote_cli.npdtypes import numpy_dtype
+    from promote_cli.vocab.numpy_types import numpy_dtype
 
     if t == "bool":
         return np.arange(n) % 2 == 0
@@ -688,11 +688,11 @@ def record(spec_xml: str | None = None, workers: int | None = None) -> dict:
 
 def cast_value_check() -> tuple[str, int, list[str]]:
     """Every legal CAST pair on the recorded-vector inputs: the live reference model
-    against `promote_cli.tosa_cast.cast_array` (NaN as NaN, NaN -> integer masked)."""
+    against `promote_cli.numerics.tosa_cast.cast_array` (NaN as NaN, NaN -> integer masked)."""
     import numpy as np
 
-    from promote_cli.npdtypes import numpy_dtype
-    from promote_cli.tosa_cast import LEGAL, TOSA_TYPES, cast_array
+    from promote_cli.numerics.tosa_cast import LEGAL, TOSA_TYPES, cast_array
+    from promote_cli.vocab.numpy_types import numpy_dtype
 
     bad, n = [], 0
     for src in TOSA_TYPES:
@@ -721,8 +721,8 @@ def cast_value_check() -> tuple[str, int, list[str]]:
 
 def cast_support_check(workers: int | None = None) -> tuple[str, int, list[str]]:
     """Every ordered pair of TOSA types: the reference model accepts a CAST graph exactly
-    when `promote_cli.tosa_cast.LEGAL` has the pair."""
-    from promote_cli.tosa_cast import LEGAL, TOSA_TYPES
+    when `promote_cli.numerics.tosa_cast.LEGAL` has the pair."""
+    from promote_cli.numerics.tosa_cast import LEGAL, TOSA_TYPES
 
     pairs = [(s, d) for s in TOSA_TYPES for d in TOSA_TYPES]
     outcomes = run_graphs([("cast", s, d) for s, d in pairs], workers)

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import dtypes, operands
-from .dtypes import DTYPES, DType
-from .errors import PromoteError, Refusal, UsageError
-from .expr import function_table
-from .operands import PYTHON, RANK0, TENSOR, WEAK, Operand
-from .rulefile import REFUSE, Clause, Ruleset
+from promote_cli.errors import PromoteError, Refusal, UsageError
+from promote_cli.oracle.expr import function_table
+from promote_cli.oracle.model import REFUSE, Clause, Ruleset
+from promote_cli.vocab import dtypes, operands
+from promote_cli.vocab.dtypes import DTYPES, DType
+from promote_cli.vocab.operands import PYTHON, RANK0, TENSOR, WEAK, Operand
 
 
 @dataclass

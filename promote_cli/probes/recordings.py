@@ -7,9 +7,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import registry
-from .engine import answer
-from .errors import PromoteError, UsageError
+from promote_cli.errors import PromoteError, UsageError
+from promote_cli.oracle import registry
+from promote_cli.oracle.engine import answer
 
 
 @dataclass

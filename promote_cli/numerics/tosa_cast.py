@@ -47,7 +47,7 @@ import ml_dtypes  # noqa: F401  (registers the narrow float dtypes)
 import numpy as np
 
 from promote_cli.errors import UsageError
-from promote_cli.npdtypes import canonical_of, numpy_dtype
+from promote_cli.vocab.numpy_types import canonical_of, numpy_dtype
 
 # --------------------------------------------------------------------------- pairs
 

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import string
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import dtypes, operands
-from .dtypes import DType
-from .errors import RuleFileError, UsageError
-from .expr import Expr, ExprError, compile_expr
-from .operands import Operand
+from promote_cli.errors import RuleFileError, UsageError
+from promote_cli.oracle.expr import Expr, ExprError, compile_expr
+from promote_cli.oracle.model import REFUSE, Clause, Lattice, OperandPolicy, Option, Refuse, Ruleset, Table
+from promote_cli.vocab import dtypes, operands
+from promote_cli.vocab.dtypes import DType
+from promote_cli.vocab.operands import Operand
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -32,139 +32,12 @@ FORM_POLICIES = {"rank0": ("distinct", "tensor"), "weak": ("distinct", "tensor",
                  "python": ("distinct", "refuse")}
 OPTION_TYPES = ("bool", "dtype", "choice", "int")
 CLAUSE_KEYS = {"name", "ops", "if", "symmetric", "result", "refuse", "weak", "reason"}
-TRUE_WORDS, FALSE_WORDS = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
 
 # Function names an expression may call; engine.py implements them.
 FUNCTIONS = ("is_bool", "is_int", "is_signed", "is_unsigned", "is_float", "is_complex", "kind", "priority",
              "is_tensor", "is_rank0", "is_python", "is_weak", "dtype", "bits", "exp_bits", "man_bits",
              "signed_int", "unsigned_int", "smallest_int", "smallest_float", "complex_of", "real_of",
              "weak", "strong", "table", "join", "max", "min", "abs")
-
-
-class Refuse:
-    """The refusal marker in a table cell."""
-
-    def __repr__(self) -> str:
-        return "REFUSE"
-
-
-REFUSE = Refuse()
-
-
-@dataclass
-class Table:
-    name: str
-    columns: tuple[str, ...]
-    rows: dict[str, tuple[Operand | Refuse, ...]]
-    commutative: bool
-    reason: str
-    marker: str
-    cells: dict[tuple[str, str], Operand | Refuse] = field(default_factory=dict)
-
-
-@dataclass
-class Lattice:
-    name: str
-    edges: dict[str, tuple[str, ...]]
-    reason: str
-    upper: dict[str, frozenset[str]] = field(default_factory=dict)
-    nodes: dict[str, Operand] = field(default_factory=dict)
-
-
-@dataclass
-class Option:
-    name: str
-    type: str
-    default: object
-    values: tuple
-    hint: tuple
-    doc: str
-
-    def parse(self, value) -> object:
-        """A user's value (string or Python value) as the typed value rules see; UsageError if invalid."""
-        text = str(value).strip()
-        if self.type == "bool":
-            if isinstance(value, bool):
-                return value
-            if text.lower() in TRUE_WORDS:
-                return True
-            if text.lower() in FALSE_WORDS:
-                return False
-            raise UsageError(f"option {self.name} takes true or false, not {text!r}")
-        if self.type == "int":
-            try:
-                return int(text)
-            except ValueError:
-                raise UsageError(f"option {self.name} takes an integer, not {text!r}") from None
-        if self.type == "dtype":
-            found = value if isinstance(value, DType) else dtypes.find(text)
-            allowed = self.values or tuple(dtypes.DTYPES.values())
-            if found is None or found not in allowed:
-                raise UsageError(f"option {self.name} takes a dtype ({', '.join(d.name for d in allowed)}), "
-                                 f"not {text!r}")
-            return found
-        if text not in self.values:
-            raise UsageError(f"option {self.name} takes one of {', '.join(self.values)}, not {text!r}")
-        return text
-
-    def show(self, value) -> str:
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        return str(value)
-
-
-@dataclass
-class Clause:
-    name: str
-    ops: frozenset[str] | None
-    cond: Expr | None
-    symmetric: bool
-    result: Expr | None
-    refuse: str | None
-    weak: Expr | None
-    reason: str
-
-
-@dataclass
-class OperandPolicy:
-    rank0: str = "tensor"
-    weak: str = "tensor"
-    python: str | dict[str, Operand] = "refuse"
-    refuse_message: str = ""
-
-
-@dataclass
-class Ruleset:
-    name: str
-    version: str
-    path: str
-    description: str
-    source: str
-    follows: str
-    default: bool
-    types: tuple[DType, ...]
-    unsupported_type: str
-    notes: tuple[str, ...]
-    probe: str | None
-    operands: OperandPolicy
-    options: dict[str, Option]
-    ops: dict[str, tuple[str, ...]] | None
-    tables: dict[str, Table]
-    lattices: dict[str, Lattice]
-    rules: list[Clause]
-    after: list[Clause]
-    op_index: dict[str, str] = field(default_factory=dict)
-    state: dict = field(default_factory=dict)  # the engine's compiled environment and memo
-
-    @property
-    def key(self) -> str:
-        return f"{self.name}@{self.version}"
-
-    def answer(self, a, b, op: str = "add", options: dict | None = None):
-        """Answer one query; see engine.answer."""
-        from .engine import answer
-
-        return answer(self, a, b, op, options)
 
 
 class _Checker:

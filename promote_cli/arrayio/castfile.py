@@ -20,8 +20,8 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
-from . import npyio
-from .errors import PromoteError, UsageError
+from promote_cli.arrayio import npy as npyio
+from promote_cli.errors import PromoteError, UsageError
 
 #: --fail-on conditions and the statistics that trigger them.
 FAIL_ON = {
@@ -43,7 +43,7 @@ def _default_threads() -> int:
 
 def canonical_name(name: str) -> str:
     """A dtype name or alias (`float16`, `fp8e4m3`, ...) as its canonical name."""
-    from .dtypes import lookup
+    from promote_cli.vocab.dtypes import lookup
 
     return lookup(name).name
 
@@ -130,7 +130,7 @@ def cast_file(
     (default `npyio.DEFAULT_CHUNK_BYTES`). `threads` > 1 casts that many chunks at a
     time in threads (default 1: casting in this thread while others read and write). Returns a `CastReport` with the element statistics.
     """
-    from . import tosa_cast
+    from promote_cli.numerics import tosa_cast
 
     if not to:
         raise UsageError("no target dtype given (--to)")

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import click
 
-from .. import dtypes as vocabulary
-from .. import registry, render
-from ..cliopts import complete_framework
+from promote_cli.cli import render
+from promote_cli.cli.options import complete_framework
+from promote_cli.oracle import registry
+from promote_cli.vocab import dtypes as vocabulary
 
 
 @click.command()

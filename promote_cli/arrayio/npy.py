@@ -35,7 +35,7 @@ import ml_dtypes  # noqa: F401  (registers bfloat16, float8_* ... with numpy)
 import numpy as np
 from numpy.lib import format as npformat
 
-from .errors import UsageError
+from promote_cli.errors import UsageError
 
 #: Upper bound of one chunk's input bytes when streaming.
 DEFAULT_CHUNK_BYTES = 4 << 20
@@ -68,13 +68,13 @@ def install_sigterm_handler() -> None:
 
 
 def _numpy_dtype(canonical: str) -> np.dtype:
-    from .npdtypes import numpy_dtype
+    from promote_cli.vocab.numpy_types import numpy_dtype
 
     return np.dtype(numpy_dtype(canonical))
 
 
 def _canonical_of(dt: np.dtype) -> str:
-    from .npdtypes import canonical_of
+    from promote_cli.vocab.numpy_types import canonical_of
 
     return canonical_of(dt)
 

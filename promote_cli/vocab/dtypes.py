@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .errors import UsageError
+from promote_cli.errors import UsageError
 
 KINDS = ("bool", "signed", "unsigned", "float", "complex")
 

@@ -9,8 +9,8 @@ import csv
 import io
 import json
 
-from .engine import Answer
-from .matrix import Diff, Matrix
+from promote_cli.oracle.engine import Answer
+from promote_cli.oracle.matrix import Diff, Matrix
 
 REFUSED_TEXT = "-"
 REFUSED_MARKDOWN = "×"

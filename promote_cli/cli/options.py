@@ -8,12 +8,12 @@ import sys
 import click
 from click.shell_completion import CompletionItem
 
-from .errors import UsageError
+from promote_cli.errors import UsageError
 
 
 def _complete_framework(ctx, param, incomplete):
-    from . import registry
-    from .registry import read_toml
+    from promote_cli.oracle import registry
+    from promote_cli.oracle.registry import read_toml
 
     items = []
     for stem, path in registry.rule_files().items():
@@ -26,7 +26,7 @@ def _complete_framework(ctx, param, incomplete):
 
 
 def _complete_dtype(ctx, param, incomplete):
-    from .dtypes import DTYPES
+    from promote_cli.vocab.dtypes import DTYPES
 
     prefix = ""
     for form in ("0d:", "weak:"):
@@ -39,7 +39,7 @@ def _complete_dtype(ctx, param, incomplete):
 
 
 def _complete_op(ctx, param, incomplete):
-    from . import registry
+    from promote_cli.oracle import registry
 
     fw = ctx.params.get("framework")
     if not fw:

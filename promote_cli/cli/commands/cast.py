@@ -1,6 +1,6 @@
 """`promote cast`: convert .npy files with TOSA CAST semantics.
 
-Parsing and rendering only; the work is done by `promote_cli.castfile`.
+Parsing and rendering only; the work is done by `promote_cli.arrayio.castfile`.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import sys
 
 import click
 
-from ..errors import EXIT_NO, EXIT_OK, EXIT_USAGE, PromoteError
+from promote_cli.errors import EXIT_NO, EXIT_OK, EXIT_USAGE, PromoteError
 
 _STAT_ORDER = (
     "exact",
@@ -122,7 +122,8 @@ def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs):
     Exit codes: 0 success; 1 a --fail-on condition happened; 2 usage or input error.
     """
     try:
-        from .. import castfile, npyio
+        from promote_cli.arrayio import castfile
+        from promote_cli.arrayio import npy as npyio
     except ImportError as e:  # pragma: no cover - broken installation
         _fail(f"cannot load the cast machinery: {e}")
         sys.exit(EXIT_USAGE)

@@ -13,9 +13,10 @@ import os
 import re
 from pathlib import Path
 
-from .errors import RuleFileError, UsageError
-from .rulefile import Ruleset, build, merge
-from .rulefile import read_toml as _parse_toml
+from promote_cli.errors import RuleFileError, UsageError
+from promote_cli.oracle.loader import build, merge
+from promote_cli.oracle.loader import read_toml as _parse_toml
+from promote_cli.oracle.model import Ruleset
 
 _CACHE: dict[str, Ruleset] = {}
 _RAW: dict[Path, dict] = {}
@@ -37,10 +38,11 @@ def read_toml(path: Path) -> dict:
 
 def builtin_dir() -> Path:
     """The rules shipped with the package (inside the wheel), or the source tree's `rules/`."""
-    packaged = Path(__file__).resolve().parent / "rules"
+    package = Path(__file__).resolve().parent.parent
+    packaged = package / "rules"
     if packaged.is_dir():
         return packaged
-    return Path(__file__).resolve().parent.parent / "rules"
+    return package.parent / "rules"
 
 
 def rule_dirs() -> list[Path]:

@@ -6,10 +6,10 @@ import sys
 
 import click
 
-from .. import render
-from ..cliopts import framework_option, require_framework
-from ..errors import EXIT_NO
-from ..recordings import run
+from promote_cli.cli import render
+from promote_cli.cli.options import framework_option, require_framework
+from promote_cli.errors import EXIT_NO
+from promote_cli.probes.recordings import run
 
 
 @click.command()
@@ -26,7 +26,7 @@ def verify(framework, recording, save, fmt, max_lines):
     framework = require_framework(framework)
     report = run(framework, recording)
     if save:
-        from ..probes import write_recording
+        from promote_cli.probes import write_recording
 
         write_recording(report.recording, save)
     if fmt == "json":

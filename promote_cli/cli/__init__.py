@@ -9,15 +9,15 @@ import sys
 
 import click
 
-from .errors import EXIT_USAGE, PromoteError
+from promote_cli.errors import EXIT_USAGE, PromoteError
 
 COMMANDS = {
-    "query": ("promote_cli.commands.query", "query", "The common dtype of two operands."),
-    "table": ("promote_cli.commands.table", "table", "The full promotion matrix, or the differences of two."),
-    "cast": ("promote_cli.commands.cast", "cast", "Convert .npy files with TOSA CAST semantics."),
-    "verify": ("promote_cli.commands.verify", "verify", "Re-check a ruleset against the installed framework."),
-    "frameworks": ("promote_cli.commands.info", "frameworks", "The frameworks and rulesets this installation knows."),
-    "dtypes": ("promote_cli.commands.info", "dtypes", "The dtype vocabulary and every accepted alias."),
+    "query": ("promote_cli.cli.commands.query", "query", "The common dtype of two operands."),
+    "table": ("promote_cli.cli.commands.table", "table", "The full promotion matrix, or the differences of two."),
+    "cast": ("promote_cli.cli.commands.cast", "cast", "Convert .npy files with TOSA CAST semantics."),
+    "verify": ("promote_cli.cli.commands.verify", "verify", "Re-check a ruleset against the installed framework."),
+    "frameworks": ("promote_cli.cli.commands.info", "frameworks", "The frameworks and rulesets this installation knows."),
+    "dtypes": ("promote_cli.cli.commands.info", "dtypes", "The dtype vocabulary and every accepted alias."),
 }
 
 

@@ -6,11 +6,19 @@ import sys
 
 import click
 
-from .. import registry, render
-from ..cliopts import color_option, color_wanted, framework_option, op_option, option_option, parse_options
-from ..engine import resolve_op
-from ..errors import EXIT_NO, UsageError
-from ..matrix import diff, matrix
+from promote_cli.cli import render
+from promote_cli.cli.options import (
+    color_option,
+    color_wanted,
+    framework_option,
+    op_option,
+    option_option,
+    parse_options,
+)
+from promote_cli.errors import EXIT_NO, UsageError
+from promote_cli.oracle import registry
+from promote_cli.oracle.engine import resolve_op
+from promote_cli.oracle.matrix import diff, matrix
 
 FORMATS = ["rich", "text", "json", "csv", "markdown"]
 
@@ -46,7 +54,7 @@ def table(framework, diff_pair, cast_pairs, op, options, types, fmt, exit_code, 
     if fmt == "json":
         click.echo(render.matrix_json(m))
     elif fmt == "rich":
-        from ..render_rich import print_matrix
+        from promote_cli.cli.render_rich import print_matrix
 
         print_matrix(m, colored)
     else:
@@ -66,7 +74,7 @@ def _diff(pair, op, opts, type_list, fmt, exit_code, colored):
     if fmt == "json":
         click.echo(render.diff_json(d))
     elif fmt == "rich":
-        from ..render_rich import print_diff
+        from promote_cli.cli.render_rich import print_diff
 
         print_diff(d, colored)
     else:
@@ -76,7 +84,7 @@ def _diff(pair, op, opts, type_list, fmt, exit_code, colored):
 
 
 def _cast_table(fmt, colored):
-    from ..tosa_cast import LEGAL
+    from promote_cli.numerics.tosa_cast import LEGAL
 
     pairs = sorted(LEGAL.items())
     if fmt == "json":
@@ -86,7 +94,7 @@ def _cast_table(fmt, colored):
     header = ["from", "to", "profile/extension"]
     records = [[s, d, p] for (s, d), p in pairs]
     if fmt == "rich":
-        from ..render_rich import print_records
+        from promote_cli.cli.render_rich import print_records
 
         print_records("TOSA CAST", header, records, colored)
     else:

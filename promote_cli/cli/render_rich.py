@@ -6,7 +6,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from .matrix import Diff, Matrix
+from promote_cli.oracle.matrix import Diff, Matrix
 
 _STYLE = {"bool": "bright_black", "signed": "cyan", "unsigned": "blue", "float": "green", "complex": "magenta"}
 
@@ -18,7 +18,7 @@ def _console(colored: bool) -> Console:
 def _style(result: str | None) -> str:
     if result is None:
         return "red"
-    from .operands import parse
+    from promote_cli.vocab.operands import parse
 
     op = parse(result)
     style = _STYLE.get(op.kind, "")

@@ -6,11 +6,18 @@ import sys
 
 import click
 
-from .. import registry, render
-from ..cliopts import (dtype_argument_completion, framework_option, op_option, option_option, parse_options,
-                       require_framework)
-from ..engine import answer, resolve_op
-from ..errors import EXIT_NO, EXIT_OK, EXIT_USAGE, PromoteError, UsageError
+from promote_cli.cli import render
+from promote_cli.cli.options import (
+    dtype_argument_completion,
+    framework_option,
+    op_option,
+    option_option,
+    parse_options,
+    require_framework,
+)
+from promote_cli.errors import EXIT_NO, EXIT_OK, EXIT_USAGE, PromoteError, UsageError
+from promote_cli.oracle import registry
+from promote_cli.oracle.engine import answer, resolve_op
 
 
 @click.command()

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from . import dtypes, operands
-from .engine import Answer, answer, parse_options
-from .errors import PromoteError, UsageError
-from .rulefile import Ruleset
+from promote_cli.errors import PromoteError, UsageError
+from promote_cli.oracle.engine import Answer, answer, parse_options
+from promote_cli.oracle.model import Ruleset
+from promote_cli.vocab import dtypes, operands
 
 
 @dataclass

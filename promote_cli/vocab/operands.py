@@ -10,8 +10,8 @@
 
 from __future__ import annotations
 
-from .dtypes import DType, lookup
-from .errors import UsageError
+from promote_cli.errors import UsageError
+from promote_cli.vocab.dtypes import DType, lookup
 
 TENSOR, RANK0, PYTHON, WEAK = "tensor", "0d", "py", "weak"
 PY_KINDS = {"bool": "bool", "int": "signed", "float": "float", "complex": "complex"}

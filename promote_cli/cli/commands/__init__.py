@@ -1,0 +1,1 @@
+"""One module per command: parse, call the public API, render."""

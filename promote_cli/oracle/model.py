@@ -1,0 +1,137 @@
+"""The compiled form of a rule file: what `loader` builds and `engine` reads.
+
+Plain data only: nothing here reads files or answers queries, so the loader and the
+engine both import this module and never each other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from promote_cli.errors import UsageError
+from promote_cli.oracle.expr import Expr
+from promote_cli.vocab import dtypes
+from promote_cli.vocab.dtypes import DType
+from promote_cli.vocab.operands import Operand
+
+TRUE_WORDS, FALSE_WORDS = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
+
+
+class Refuse:
+    """The refusal marker in a table cell."""
+
+    def __repr__(self) -> str:
+        return "REFUSE"
+
+
+REFUSE = Refuse()
+
+
+@dataclass
+class Table:
+    name: str
+    columns: tuple[str, ...]
+    rows: dict[str, tuple[Operand | Refuse, ...]]
+    commutative: bool
+    reason: str
+    marker: str
+    cells: dict[tuple[str, str], Operand | Refuse] = field(default_factory=dict)
+
+
+@dataclass
+class Lattice:
+    name: str
+    edges: dict[str, tuple[str, ...]]
+    reason: str
+    upper: dict[str, frozenset[str]] = field(default_factory=dict)
+    nodes: dict[str, Operand] = field(default_factory=dict)
+
+
+@dataclass
+class Option:
+    name: str
+    type: str
+    default: object
+    values: tuple
+    hint: tuple
+    doc: str
+
+    def parse(self, value) -> object:
+        """A user's value (string or Python value) as the typed value rules see; UsageError if invalid."""
+        text = str(value).strip()
+        if self.type == "bool":
+            if isinstance(value, bool):
+                return value
+            if text.lower() in TRUE_WORDS:
+                return True
+            if text.lower() in FALSE_WORDS:
+                return False
+            raise UsageError(f"option {self.name} takes true or false, not {text!r}")
+        if self.type == "int":
+            try:
+                return int(text)
+            except ValueError:
+                raise UsageError(f"option {self.name} takes an integer, not {text!r}") from None
+        if self.type == "dtype":
+            found = value if isinstance(value, DType) else dtypes.find(text)
+            allowed = self.values or tuple(dtypes.DTYPES.values())
+            if found is None or found not in allowed:
+                raise UsageError(f"option {self.name} takes a dtype ({', '.join(d.name for d in allowed)}), "
+                                 f"not {text!r}")
+            return found
+        if text not in self.values:
+            raise UsageError(f"option {self.name} takes one of {', '.join(self.values)}, not {text!r}")
+        return text
+
+    def show(self, value) -> str:
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return str(value)
+
+
+@dataclass
+class Clause:
+    name: str
+    ops: frozenset[str] | None
+    cond: Expr | None
+    symmetric: bool
+    result: Expr | None
+    refuse: str | None
+    weak: Expr | None
+    reason: str
+
+
+@dataclass
+class OperandPolicy:
+    rank0: str = "tensor"
+    weak: str = "tensor"
+    python: str | dict[str, Operand] = "refuse"
+    refuse_message: str = ""
+
+
+@dataclass
+class Ruleset:
+    name: str
+    version: str
+    path: str
+    description: str
+    source: str
+    follows: str
+    default: bool
+    types: tuple[DType, ...]
+    unsupported_type: str
+    notes: tuple[str, ...]
+    probe: str | None
+    operands: OperandPolicy
+    options: dict[str, Option]
+    ops: dict[str, tuple[str, ...]] | None
+    tables: dict[str, Table]
+    lattices: dict[str, Lattice]
+    rules: list[Clause]
+    after: list[Clause]
+    op_index: dict[str, str] = field(default_factory=dict)
+    state: dict = field(default_factory=dict)  # the engine's compiled environment and memo
+
+    @property
+    def key(self) -> str:
+        return f"{self.name}@{self.version}"
