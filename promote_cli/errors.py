@@ -26,6 +26,11 @@ class RuleFileError(UsageError):
     """A rule file that does not load: `FILE: KEY: what is wrong`."""
 
 
+class RuleDefect(UsageError):
+    """A rule file that loaded but fails while answering (an expression raised, a result outside
+    its types): a defect of the file, reported naming file and rule, never taken for a refusal."""
+
+
 class Refusal(PromoteError):
     """The framework refuses the pair (or the cast): the answer is "no"."""
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from promote_cli.errors import PromoteError, Refusal, UsageError
+from promote_cli.errors import PromoteError, Refusal, RuleDefect, UsageError
 from promote_cli.oracle.expr import function_table
 from promote_cli.oracle.model import REFUSE, Clause, Ruleset
 from promote_cli.vocab import dtypes, operands
@@ -351,7 +351,7 @@ def _try(rs: Ruleset, clause: Clause, env: dict, local: dict, a: Operand, b: Ope
         except (PromoteError, _Decided):
             raise
         except Exception as exc:  # a rule that does not fit these operands: a defect of the file
-            raise UsageError(f"{rs.path}: rule {clause.name!r} fails on ({x}, {y}): {exc}") from None
+            raise RuleDefect(f"{rs.path}: rule {clause.name!r} fails on ({x}, {y}): {exc}") from None
     return None
 
 
