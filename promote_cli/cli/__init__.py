@@ -42,6 +42,12 @@ class PromoteGroup(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl(rows)
 
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            raise _ReaderGone() from None  # click would turn it into exit code 1, which means "refused"
+
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
@@ -60,7 +66,7 @@ class PromoteGroup(click.Group):
         except click.exceptions.Abort:
             _error("aborted")
             code = 130
-        except BrokenPipeError:
+        except (BrokenPipeError, _ReaderGone):
             code = _reader_gone()
         except Exception as exc:  # a bug of ours: one line, the traceback on request
             if os.environ.get("PROMOTE_DEBUG"):
@@ -68,6 +74,10 @@ class PromoteGroup(click.Group):
             _error(f"internal error: {type(exc).__name__}: {exc} (set PROMOTE_DEBUG=1 for the traceback)")
             code = EXIT_USAGE
         sys.exit(code if isinstance(code, int) else 0)
+
+
+class _ReaderGone(Exception):
+    """Standard output's reader went away while a command wrote to it."""
 
 
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `git log | head -1`; never 1 ("refused")
