@@ -17,7 +17,7 @@ from promote_cli.cli.options import (
     parse_options,
     require_framework,
 )
-from promote_cli.errors import EXIT_NO, EXIT_OK, UsageError
+from promote_cli.errors import EXIT_NO, EXIT_OK, EXIT_USAGE, UsageError
 
 FLUSH_EVERY = 4096  # batch lines written at once
 
@@ -66,6 +66,7 @@ def _batch(framework, op, opts, out) -> int:
     """Answer stdin line by line; the exit code is the worst line's (2 outranks 1)."""
     stdout = sys.stdout
     status = EXIT_OK
+    unanswered = 0
     pending: list[str] = []
     rendered: dict[tuple[str, ...], str] = {}  # the same pair answers the same: render it once
     stdin = getattr(sys.stdin, "buffer", sys.stdin)  # bytes: each line is decoded on its own
@@ -78,10 +79,14 @@ def _batch(framework, op, opts, out) -> int:
                 rendered[key] = text
         pending.append(text)
         status = max(status, line.status)
+        unanswered += line.status == EXIT_USAGE
         if len(pending) >= FLUSH_EVERY:
             stdout.write("\n".join(pending) + "\n")
             pending.clear()
     if pending:
         stdout.write("\n".join(pending) + "\n")
     stdout.flush()
+    if unanswered:
+        click.echo(f"promote: {unanswered} line{'s' if unanswered != 1 else ''} could not be answered "
+                   "(see the `error:` lines)", err=True)
     return status
