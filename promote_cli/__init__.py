@@ -27,7 +27,7 @@ from promote_cli.vocab.operands import Operand
 from promote_cli.vocab.operands import parse as parse_operand
 
 __all__ = ["query", "batch", "BatchLine", "table", "diff", "parse_side", "load", "frameworks", "is_default",
-           "dtypes", "aliases", "verify", "validate", "Answer", "DType", "DTYPES", "lookup", "Operand", "parse_operand",
+           "dtypes", "aliases", "verify", "validate", "cast_pairs", "Answer", "DType", "DTYPES", "lookup", "Operand", "parse_operand",
            "PromoteError", "Refusal", "RuleDefect", "RuleFileError", "UsageError", "cast_array", "cast_file"]
 
 MAX_LINE_BYTES = 65536  # a batch line longer than this is an error line (a pair is a few dozen bytes)
@@ -223,13 +223,26 @@ def dtypes(framework: str | None = None) -> list[DType]:
     return [d for d in DTYPES.values() if d in have]
 
 
-def verify(framework: str, recording: str | None = None):
+def verify(framework: str, recording: str | None = None, save: str | None = None):
     """A `Report` of a ruleset against a saved recording or, without one, the live framework (and the probe's own
     checks, such as TOSA's CAST kernels against the reference model); `.agrees` is the verdict. A recording is
-    checked before use, and one made for another framework is refused (UsageError)."""
+    checked before use, and one made for another framework is refused (UsageError). `save` also writes what
+    was compared (the framework's answers) to that file, atomically."""
     from promote_cli.probes.recordings import run
 
-    return run(framework, recording)
+    report = run(framework, recording)
+    if save:
+        from promote_cli.probes import write_recording
+
+        write_recording(report.recording, save)
+    return report
+
+
+def cast_pairs() -> dict[tuple[str, str], str]:
+    """The legal TOSA CAST pairs, (from, to) -> the profile or extension that requires each (loads numpy)."""
+    from promote_cli.numerics.tosa_cast import LEGAL
+
+    return dict(LEGAL)
 
 
 def validate(paths) -> list:

@@ -57,9 +57,7 @@ def table(framework, diff_pair, cast_pairs, op, options, types, fmt, exit_code, 
 
 
 def _cast_table(out):
-    from promote_cli.numerics.tosa_cast import LEGAL
-
-    pairs = sorted(LEGAL.items())
+    pairs = sorted(promote_cli.cast_pairs().items())
     formats.emit(out.records(formats.Records(
         "TOSA CAST", ["from", "to", "profile/extension"], [[s, d, p] for (s, d), p in pairs],
         {"operator": "CAST", "pairs": [{"from": s, "to": d, "profile": p} for (s, d), p in pairs]})))

@@ -28,11 +28,7 @@ def verify(framework, recording, save, fmt, max_lines):
     """
     framework = require_framework(framework)
     out = formats.get(fmt)
-    report = promote_cli.verify(framework, recording)
-    if save:
-        from promote_cli.probes import write_recording
-
-        write_recording(report.recording, save)
+    report = promote_cli.verify(framework, recording, save)
     formats.emit(out.report(report, max_lines))
     if not report.agrees:
         bad_checks = sum(1 for _, _, bad in report.checks if bad)
