@@ -141,3 +141,28 @@ def test_file_level_problems(files, text, key):
 def test_unreadable_file(tmp_path):
     code, out, err = run_cli("validate", str(tmp_path / "missing.toml"))
     assert code == 2 and "cannot read" in out and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("content, keys", [
+    (b"", ["name", "version", "types"]),
+    (b"\xf6\xff binary", [""]),
+    (b"a = " + b"[" * 5000 + b"]" * 5000 + b"\n", [""]),
+])
+def test_empty_binary_and_deeply_nested_files(tmp_path, content, keys):
+    path = tmp_path / "odd.toml"
+    path.write_bytes(content)
+    (check,) = promote_cli.validate([str(path)])
+    assert [p.key for p in check.problems] == keys
+    code, _, err = run_cli("validate", str(path))
+    assert code == 2 and len(err.splitlines()) == 1
+
+
+def test_a_binary_rule_file_on_the_rules_path_is_a_one_line_error(tmp_path, monkeypatch):
+    (tmp_path / "odd.toml").write_bytes(b"\xf6\xff")
+    monkeypatch.setenv("PROMOTE_RULES_PATH", str(tmp_path))
+    registry.clear_cache()
+    try:
+        code, _, err = run_cli("query", "i8", "i8", "-f", "odd")
+    finally:
+        registry.clear_cache()
+    assert code == 2 and "not valid TOML" in err and len(err.splitlines()) == 1

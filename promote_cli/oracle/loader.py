@@ -107,8 +107,10 @@ def read_toml(path: Path) -> dict:
     try:
         with open(path, "rb") as handle:
             return tomllib.load(handle)
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise RuleFileError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise RuleFileError(f"{path}: not valid TOML: nested too deeply") from None
     except OSError as exc:
         raise RuleFileError(f"{path}: cannot read: {exc.strerror}") from None
 

@@ -136,6 +136,9 @@ def _set_aside(raw: dict, key: str, positions: dict[str, list[int]], message: st
         return False
     top = match["top"]
     if top not in raw:
+        if top in _PLACEHOLDERS:  # a required key that is missing
+            raw[top] = copy.deepcopy(_PLACEHOLDERS[top])
+            return True
         return False
     value = raw[top]
     if match["index"] is not None and isinstance(value, list):

@@ -111,7 +111,8 @@ def grid(header: list[str], rows: list[list[str]]) -> str:
 
 
 def corner(m) -> str:
-    return f"{m.framework} {m.op}"
+    """The top-left cell of a matrix: framework and op (an op of a ruleset without an op list is as typed)."""
+    return one_line(f"{m.framework} {m.op}")
 
 
 def shown(result: str | None, refused: str) -> str:

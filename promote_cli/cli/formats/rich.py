@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from promote_cli.cli.formats import REFUSED_MARKDOWN, Format, Records
+from promote_cli.cli.formats import REFUSED_MARKDOWN, Format, Records, one_line
 
 _STYLE = {"bool": "bright_black", "signed": "cyan", "unsigned": "blue", "float": "green", "complex": "magenta"}
 
@@ -38,7 +38,7 @@ class Rich(Format):
         return console.file.getvalue()
 
     def matrix(self, m) -> str:
-        t = Table(title=escape(f"{m.framework}@{m.version} {m.op}"), box=box.SIMPLE_HEAVY, show_lines=False)
+        t = Table(title=escape(one_line(f"{m.framework}@{m.version} {m.op}")), box=box.SIMPLE_HEAVY, show_lines=False)
         t.add_column("a \\ b", style="bold")
         for name in m.types:
             t.add_column(name, justify="center")
