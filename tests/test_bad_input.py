@@ -268,3 +268,19 @@ def test_an_unexpected_exception_is_one_line_and_the_traceback_is_on_request(mon
     r = CliRunner().invoke(main, ["query", "i8", "u8", "-f", "cann"], env={"PROMOTE_DEBUG": "1"})
     assert r.exit_code == 2 and "Traceback (most recent call last)" in r.stderr
     assert r.stderr.splitlines()[-1].startswith("promote: internal error: RuntimeError")
+
+
+def test_a_batch_stopped_by_a_bug_keeps_the_answers_so_far(monkeypatch):
+    from promote_cli.oracle import engine
+
+    real = engine.answer
+
+    def failing_on_f64(rs, a, b, *args, **kwargs):
+        if "f64" in (a, b):
+            raise RuntimeError("boom")
+        return real(rs, a, b, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "answer", failing_on_f64)
+    r = run("query", "--batch", "-f", "cann", stdin="i8 u8\nf16 f16\nf64 i8\ni8 i8\n")
+    assert r.stdout.splitlines() == [query("cann", "i8", "u8").result, "f16"]
+    assert r.exit_code == 2 and r.stderr.startswith("promote: internal error: RuntimeError: boom")

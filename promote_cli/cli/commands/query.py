@@ -70,22 +70,24 @@ def _batch(framework, op, opts, out) -> int:
     pending: list[str] = []
     rendered: dict[tuple[str, ...], str] = {}  # the same pair answers the same: render it once
     stdin = getattr(sys.stdin, "buffer", sys.stdin)  # bytes: each line is decoded on its own
-    for line in promote_cli.batch(framework, stdin, op, opts):
-        key = line.operands
-        text = rendered.get(key) if key is not None else None
-        if text is None:
-            text = out.batch_line(line)
-            if key is not None:
-                rendered[key] = text
-        pending.append(text)
-        status = max(status, line.status)
-        unanswered += line.status == EXIT_USAGE
-        if len(pending) >= FLUSH_EVERY:
+    try:
+        for line in promote_cli.batch(framework, stdin, op, opts):
+            key = line.operands
+            text = rendered.get(key) if key is not None else None
+            if text is None:
+                text = out.batch_line(line)
+                if key is not None:
+                    rendered[key] = text
+            pending.append(text)
+            status = max(status, line.status)
+            unanswered += line.status == EXIT_USAGE
+            if len(pending) >= FLUSH_EVERY:
+                stdout.write("\n".join(pending) + "\n")
+                pending.clear()
+    finally:  # whatever stops the stream (an interrupt, a bug), the answers so far are not lost
+        if pending:
             stdout.write("\n".join(pending) + "\n")
-            pending.clear()
-    if pending:
-        stdout.write("\n".join(pending) + "\n")
-    stdout.flush()
+        stdout.flush()
     if unanswered:
         click.echo(f"promote: {unanswered} line{'s' if unanswered != 1 else ''} could not be answered "
                    "(see the `error:` lines)", err=True)
