@@ -258,3 +258,8 @@ def test_table_cast_lists_every_legal_tosa_pair_with_its_profile():
     text = run("table", "--cast").stdout.splitlines()
     assert len(text) == 53 and text[0].split()[:2] == ["from", "to"]
     assert "i8,f32,PRO-FP" in run("table", "--cast", "--format", "csv").stdout
+
+
+def test_promote_alone_prints_the_help():
+    r = run()
+    assert r.exit_code == 0 and r.stdout.startswith("Usage: ") and "validate" in r.stdout and r.stderr == ""

@@ -57,6 +57,9 @@ class PromoteGroup(click.Group):
             sys.stdout.flush()  # a reader that went away is noticed here, not at interpreter exit
         except click.exceptions.Exit as exc:
             code = exc.exit_code
+        except _NO_ARGS_IS_HELP as exc:  # `promote` alone: the help, as click before 8.2 printed it
+            click.echo(exc.ctx.get_help())
+            code = 0
         except click.ClickException as exc:
             _error(" ".join(exc.format_message().split()))
             code = exc.exit_code
@@ -74,6 +77,9 @@ class PromoteGroup(click.Group):
             _error(f"internal error: {type(exc).__name__}: {exc} (set PROMOTE_DEBUG=1 for the traceback)")
             code = EXIT_USAGE
         sys.exit(code if isinstance(code, int) else 0)
+
+
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click >= 8.2
 
 
 class _ReaderGone(Exception):
