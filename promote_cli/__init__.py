@@ -27,8 +27,9 @@ from promote_cli.vocab.operands import Operand
 from promote_cli.vocab.operands import parse as parse_operand
 
 __all__ = ["query", "batch", "BatchLine", "table", "diff", "parse_side", "load", "frameworks", "is_default",
-           "dtypes", "aliases", "verify", "validate", "cast_pairs", "Answer", "DType", "DTYPES", "lookup", "Operand", "parse_operand",
-           "PromoteError", "Refusal", "RuleDefect", "RuleFileError", "UsageError", "cast_array", "cast_file"]
+           "dtypes", "aliases", "verify", "validate", "cast_pairs", "cast_array", "cast_file", "Answer", "DType",
+           "DTYPES", "lookup", "Operand", "parse_operand", "PromoteError", "Refusal", "RuleDefect", "RuleFileError",
+           "UsageError"]
 
 MAX_LINE_BYTES = 65536  # a batch line longer than this is an error line (a pair is a few dozen bytes)
 

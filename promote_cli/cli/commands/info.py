@@ -10,7 +10,6 @@ import promote_cli
 from promote_cli.cli import formats
 from promote_cli.cli.options import color_option, color_wanted, complete_framework
 
-
 LISTING_FORMATS = ["text", "json", "csv", "markdown", "rich"]
 
 
@@ -56,7 +55,8 @@ def frameworks(framework, fmt, verbose, color):
 def dtypes(framework, fmt, color):
     """The canonical dtype names, what each is, and the spellings accepted for it."""
     rows = [{"name": d.name, "kind": d.kind, "bits": d.bits, "exp_bits": d.exp_bits, "man_bits": d.man_bits,
-             "max": d.max, "min": d.min, "inf": d.has_inf, "nan": d.has_nan, "doc": d.doc, "aliases": promote_cli.aliases(d.name)}
+             "max": d.max, "min": d.min, "inf": d.has_inf, "nan": d.has_nan, "doc": d.doc,
+             "aliases": promote_cli.aliases(d.name)}
             for d in promote_cli.dtypes(framework)]
     header = ["name", "kind", "bits", "exp", "man", "max", "inf", "nan", "description", "aliases"]
     records = [[r["name"], r["kind"], str(r["bits"]), str(r["exp_bits"]), str(r["man_bits"]), f"{r['max']:.6g}",
