@@ -17,6 +17,10 @@ keeps the base method, which raises `UsageError`. The payloads:
     report(Report, limit)       `promote verify`: disagreements (at most `limit` in text) and verdicts
     validation([FileCheck])     `promote validate`: every problem of every file
 
+A new payload (a cast report, say) is one more method here, raising by default, and an
+implementation in each format module that has a shape for it; its command offers exactly
+those formats in its `--format` choice.
+
 Formats write nothing themselves: the payload goes to stdout, and diagnostics (a refusal's
 reason, a verdict, errors) go to stderr as single lines made with `one_line`, from the
 command. Only `rich` imports Rich, so the other formats keep `promote query` light.
