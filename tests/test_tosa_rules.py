@@ -32,6 +32,7 @@ def _ruleset():
     return registry.load("tosa")
 
 
+from support import require_framework  # noqa: E402
 from support import run_cli as _cli  # noqa: E402
 
 
@@ -105,8 +106,7 @@ def test_verify_without_tosa_tools_is_a_usage_error(monkeypatch):
 def test_verify_live():  # pragma: no cover - needs the reference model
     """`promote verify -f tosa` against the installed reference model: the operators, CAST
     type support and CAST values all agree (about a minute)."""
-    pytest.importorskip("tosa_reference_model")
-    pytest.importorskip("tosa_serializer")
+    require_framework(probe)
     code, out, err = _cli("verify", "-f", "tosa")
     assert code == 0, out + err
     lines = out.strip().splitlines()
