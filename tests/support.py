@@ -1,4 +1,5 @@
-"""Helpers shared by the test modules: loading a script from tools/, running the CLI in-process."""
+"""Helpers shared by the test modules: loading a script from tools/, running the CLI in-process,
+reading spec pages, and the only two ways a test may skip (tests/skip_guard.py enforces them)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,12 @@ def run_cli(*args: str):
 
 SPEC = ROOT / "spec"
 
+#: The start of every skip reason for an absent spec page that the repository does not hold.
+SPEC_PAGE_ABSENT = "spec page absent:"
+
+#: The start of every skip reason for a live test whose framework is not installed.
+FRAMEWORK_ABSENT = "framework not installed:"
+
 
 def spec_page(name: str) -> Path:
     """A spec page the repository holds: spec/NAME (a missing one fails the test that reads it)."""
@@ -59,15 +66,7 @@ def outside_spec_page(name: str) -> Path:
                     f"is not in {dirs} (set $PROMOTE_SPEC_DIR to its directory)")
 
 
-#: The start of every skip reason for an absent spec page (tests/conftest.py allows these).
-SPEC_PAGE_ABSENT = "spec page absent:"
-
-
 def require_framework(probe) -> None:
     """Skip a live test when its framework (a promote_cli.probes module's PACKAGE) is not installed."""
     if probe.version() is None:
         pytest.skip(f"{FRAMEWORK_ABSENT} {probe.PACKAGE}")
-
-
-#: The start of every skip reason for a live test whose framework is not installed.
-FRAMEWORK_ABSENT = "framework not installed:"
