@@ -12,13 +12,23 @@ a fresh clone runs the same tests as CI apart from those two kinds.
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 import pytest
 from support import FRAMEWORK_ABSENT, SPEC_PAGE_ABSENT, load_tool
 
-from promote_cli.probes import openvino, paddle, tosa
+import promote_cli.probes
 
-#: The frameworks a live test may need: the PACKAGE of each probe.
-LIVE_PACKAGES = {probe.PACKAGE for probe in (openvino, paddle, tosa)}
+
+def live_packages() -> set[str]:
+    """The frameworks a live test may need: the PACKAGE of every module in promote_cli.probes."""
+    packages = set()
+    for info in pkgutil.iter_modules(promote_cli.probes.__path__):
+        module = importlib.import_module(f"promote_cli.probes.{info.name}")
+        if isinstance(getattr(module, "PACKAGE", None), str):
+            packages.add(module.PACKAGE)
+    return packages
 
 
 def skip_reason(report) -> str:
@@ -32,7 +42,7 @@ def disallowed(reason: str, live: bool) -> str | None:
     """Why a skip with this reason is not allowed, or None when it is."""
     if reason.startswith(FRAMEWORK_ABSENT):
         package = reason.removeprefix(FRAMEWORK_ABSENT).strip()
-        if package not in LIVE_PACKAGES:
+        if package not in live_packages():
             return f"{package!r} is not a framework a probe asks"
         return None if live else "only a test marked `live` may skip for an absent framework"
     if reason.startswith(SPEC_PAGE_ABSENT):
