@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 from promote_cli.errors import PromoteError, Refusal, RuleDefect, UsageError
 from promote_cli.oracle.expr import function_table
-from promote_cli.oracle.model import REFUSE, Clause, Ruleset
+from promote_cli.oracle.model import REFUSE, Clause, Lattice, Ruleset
 from promote_cli.vocab import dtypes, operands
 from promote_cli.vocab.dtypes import DTYPES, DType
 from promote_cli.vocab.operands import PYTHON, RANK0, TENSOR, WEAK, Operand
@@ -164,14 +164,21 @@ def _environment(rs: Ruleset) -> dict:
 
     def join(name: str, x, y):
         lat = rs.lattices[name]
-        kx, ky = _key(x, lat.upper), _key(y, lat.upper)
-        if kx is None or ky is None:
+        kx, ky = _node(lat, x), _node(lat, y)
+        least = lat.joins.get((kx, ky)) if kx is not None and ky is not None else None
+        if least is None:
             raise Refusal(lat.reason.format(a=x, b=y))
-        common = lat.upper[kx] & lat.upper[ky]
-        least = [c for c in common if common <= lat.upper[c]]
-        if len(least) != 1:
-            raise Refusal(lat.reason.format(a=x, b=y))
-        return lat.nodes[least[0]]
+        return lat.weak.get(least) or lat.nodes[least]
+
+    def pick(name: str, value) -> str:
+        return rs.lattices[name].pick[value]
+
+    kind_priority = {d.kind: d.priority for d in DTYPES.values()}
+
+    def priority(x) -> int:
+        if isinstance(x, Operand) and x.dtype is None:
+            return kind_priority[x.kind]
+        return _dt(x).priority
 
     env = function_table(
         is_bool=lambda x: _kind(x) == "bool",
@@ -181,7 +188,7 @@ def _environment(rs: Ruleset) -> dict:
         is_float=lambda x: _kind(x) == "float",
         is_complex=lambda x: _kind(x) == "complex",
         kind=_kind,
-        priority=lambda x: {"bool": 0, "signed": 1, "unsigned": 1, "float": 2, "complex": 3}[_kind(x)],
+        priority=priority,
         is_tensor=lambda x: _form(x) == TENSOR,
         is_rank0=lambda x: _form(x) == RANK0,
         is_python=lambda x: _form(x) == PYTHON,
@@ -200,11 +207,44 @@ def _environment(rs: Ruleset) -> dict:
         strong=lambda x: Operand(TENSOR, _dt(x)),
         table=table,
         join=join,
+        _pick=pick,
         max=max, min=min, abs=abs,
     )
     env.update(DTYPES)
     env.update(true=True, false=False)
+    env.update({name: frozenset(members) for name, members in rs.sets.items()})
+    env.update({name: frozenset(groups) for name, groups in rs.op_lists.items()})
     return env
+
+
+_PY_NODE = {"bool": "py:bool", "signed": "py:int", "unsigned": "py:int", "float": "py:float", "complex": "py:complex"}
+
+
+def _node(lat: Lattice, x) -> str | None:
+    """The node of lattice `lat` that operand x stands at (memoised per lattice).
+
+    Its own spelling (`weak:i32`, `py:int`, `0d:i8`) when that is a node; a weak operand
+    stands at the Python scalar node of its kind (`weak:i16` at `py:int`, as JAX's weak
+    types do) when the lattice has one; otherwise at its dtype (`py:bool` at `bool`).
+    """
+    text = str(x)
+    hit = lat.lookup.get(text, False)
+    if hit is not False:
+        return hit
+    node = None
+    if text in lat.nodes:
+        node = text
+    elif isinstance(x, Operand):
+        if x.form == WEAK and _PY_NODE[x.kind] in lat.nodes:
+            node = _PY_NODE[x.kind]
+        elif x.dtype is not None and x.dtype.name in lat.nodes:
+            node = x.dtype.name
+        elif x.form == PYTHON and x.pykind == "bool" and "bool" in lat.nodes:
+            node = "bool"
+    elif isinstance(x, DType) and x.name in lat.nodes:
+        node = x.name
+    lat.lookup[text] = node
+    return node
 
 
 def _key(x, keys) -> str | None:
@@ -337,13 +377,16 @@ def _try(rs: Ruleset, clause: Clause, env: dict, local: dict, a: Operand, b: Ope
         try:
             if clause.cond is not None and not clause.cond.eval(env, local):
                 continue
-            fields = {**local, "a": x, "b": y, "result": result, "op": local["_op_name"]}
+            fields = {**local, "a": x, "b": y, "result": result, "op": local["_op_name"], "op_group": local["op"]}
             if clause.refuse is not None:
                 raise _Decided(clause.refuse.format(**fields), clause.name)
             value = _as_operand(clause.result.eval(env, local))
             if clause.weak is not None:
                 local["result"] = value
                 value = Operand(WEAK if clause.weak.eval(env, local) else TENSOR, _dt(value))
+            if value.dtype not in rs.type_set:
+                raise RuleDefect(f"{rs.path}: rule {clause.name!r} gives {value} for ({x}, {y}), "
+                                 f"which is not one of the file's types")
             fields["result"] = value
             return value, clause.reason.format(**fields) if clause.reason else ""
         except Refusal as exc:
