@@ -1,6 +1,7 @@
 """Answering a query from a compiled `Ruleset`.
 
     answer(ruleset, a, b, op, options) -> Answer
+    answer_n(ruleset, operands, op, options) -> Answer     result_type(a, b, c, ...)
 
 1. the op name picks an op group; the options are parsed against their declarations;
 2. operand forms are normalised by the file's `[operands]` policy, dtypes outside
@@ -40,6 +41,7 @@ class Answer:
     refusal: str | None = None
     hint: dict | None = None
     result_operand: Operand | None = field(default=None, repr=False)
+    operands: tuple[str, ...] | None = None  # every operand of an N-ary answer (answer_n); None for a pair
 
     @property
     def refused(self) -> bool:
@@ -47,6 +49,8 @@ class Answer:
 
     def to_dict(self) -> dict:
         data = {"framework": self.framework, "op": self.op, "a": self.a, "b": self.b, "result": self.result}
+        if self.operands is not None:
+            data["operands"] = list(self.operands)
         if self.refusal is not None:
             data["error"] = self.refusal
         data["rule"] = self.rule
@@ -57,6 +61,21 @@ class Answer:
         data["version"] = self.version
         data["options"] = self.options
         return data
+
+
+class SetText(str):
+    """A type set in a message: `{ints}` gives "i8, i16, i32", `{ints:or}` "i8, i16 or i32", `{ints:and}` "... and ..."."""
+
+    def __new__(cls, names):
+        names = tuple(names)
+        text = super().__new__(cls, ", ".join(names))
+        text.names = names
+        return text
+
+    def __format__(self, spec: str) -> str:
+        if spec in ("or", "and") and len(self.names) > 1:
+            return f"{', '.join(self.names[:-1])} {spec} {self.names[-1]}"
+        return str.__format__(self, "" if spec in ("or", "and") else spec)
 
 
 class _Decided(Exception):
@@ -340,6 +359,7 @@ def _decide(rs: Ruleset, group: str, op: str, a: Operand, b: Operand, values: di
     env = rs.state.get("env")
     if env is None:
         env = rs.state["env"] = _environment(rs)
+        rs.state["set_text"] = {name: SetText(d.name for d in members) for name, members in rs.sets.items()}
     local = dict(values)
     local["op"] = group
     local["_op_name"] = op
@@ -377,7 +397,7 @@ def _try(rs: Ruleset, clause: Clause, env: dict, local: dict, a: Operand, b: Ope
         try:
             if clause.cond is not None and not clause.cond.eval(env, local):
                 continue
-            fields = {**local, "a": x, "b": y, "result": result, "op": local["_op_name"], "op_group": local["op"]}
+            fields = {**rs.state["set_text"], **local, "a": x, "b": y, "result": result, "op": local["_op_name"], "op_group": local["op"]}
             if clause.refuse is not None:
                 raise _Decided(clause.refuse.format(**fields), clause.name)
             value = _as_operand(clause.result.eval(env, local))
@@ -422,3 +442,86 @@ def _hint(rs: Ruleset, group: str, op: str, a: Operand, b: Operand, values: dict
             if hit[0] is not None:
                 return {"option": name, "value": opt.show(candidate), "result": str(hit[0])}
     return None
+
+
+# ---- N operands -------------------------------------------------------------------
+
+def answer_n(rs: Ruleset, operand_list, op: str = "add", options: dict | None = None) -> Answer:
+    """The answer for N operands (`result_type(a, b, c, ...)`), as the file's `[nary]` says.
+
+    `fold` (the default): ((a op b) op c) ..., each step a pair answer whose result operand
+    (weak or not) is the next step's left operand; the first refusal refuses the whole.
+    `join`: one least upper bound of every operand's node on the named lattice (associative,
+    order-free), weak exactly when that bound is a weak node.
+    Two operands give what `answer` gives. The answer's `operands` lists them all; `a` and
+    `b` are the first two.
+    """
+    parsed = [x if isinstance(x, Operand) else operands.parse(x) for x in operand_list]
+    if not parsed:
+        raise UsageError("result_type needs at least one operand")
+    if len(parsed) == 2:
+        out = answer(rs, parsed[0], parsed[1], op, options)
+        out.operands = (out.a, out.b)
+        return out
+    group = resolve_op(rs, op)
+    values = parse_options(rs, options)
+    shown = {k: v.name if isinstance(v, DType) else v for k, v in values.items()}
+    names = tuple(str(x) for x in parsed)
+    base = dict(framework=rs.name, version=rs.version, op=op, a=names[0], b=names[1] if len(names) > 1 else "",
+                options=shown, operands=names)
+    try:
+        normal = [normalise(rs, x) for x in parsed]
+    except Refusal as exc:
+        return Answer(**base, result=None, rule="types", reason=str(exc), refusal=str(exc))
+    result, rule, reason, refusal = _decide_n(rs, group, op, normal, values)
+    hint = None
+    if result is None:
+        for name, opt in rs.options.items():
+            for candidate in opt.hint:
+                if candidate != values[name] and hint is None:
+                    got = _decide_n(rs, group, op, normal, {**values, name: candidate})[0]
+                    if got is not None:
+                        hint = {"option": name, "value": opt.show(candidate), "result": str(got)}
+    return Answer(**base, result=str(result) if result is not None else None, rule=rule, reason=reason,
+                  refusal=refusal, hint=hint, result_operand=result)
+
+
+def _decide_n(rs: Ruleset, group: str, op: str, normal: list[Operand], values: dict):
+    """(result, rule, reason, refusal) for N normalised operands."""
+    if rs.nary.method == "join":
+        lat = rs.lattices[rs.nary.lattice]
+        if lat.option is not None:
+            lat = rs.lattices[lat.pick[values[lat.option]]]
+        least = _node(lat, normal[0])
+        for index, x in enumerate(normal[1:], 1):
+            node = _node(lat, x)
+            least = lat.joins.get((least, node)) if least is not None and node is not None else None
+            if least is None:
+                message = lat.reason.format(a=", ".join(map(str, normal[:index])), b=x)
+                return None, f"lattice {lat.name}", message, message
+        if least is None:
+            message = lat.reason.format(a=normal[0], b=normal[0])
+            return None, f"lattice {lat.name}", message, message
+        result = _as_operand(lat.weak.get(least) or lat.nodes[least])
+        return result, f"lattice {lat.name}", f"the least upper bound of {len(normal)} operands", None
+    if len(normal) == 1:
+        if normal[0].dtype is None:
+            raise UsageError(f"{normal[0]} alone has no dtype in {rs.name}")
+        return normal[0], "one operand", "a single operand is its own result", None
+    memo = rs.state.setdefault("memo", {})
+    acc, rules, reasons = normal[0], [], []
+    for x in normal[1:]:
+        key = (op, str(acc), str(x), tuple(values.items()))
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = _decide(rs, group, op, acc, x, values)
+        result, rule, reason, refusal = hit
+        if result is None:
+            return None, rule, f"{acc} {op} {x}: {reason}", f"{acc} {op} {x}: {refusal}"
+        rules.append(rule)
+        reasons.append(f"{acc} {op} {x} -> {result}")
+        try:
+            acc = normalise(rs, result)  # the next step sees the result as the file sees an operand
+        except (UsageError, Refusal):
+            acc = result
+    return acc, "; ".join(rules), "folded left: " + ", ".join(reasons), None

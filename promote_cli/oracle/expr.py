@@ -63,7 +63,7 @@ def parse(text: str) -> ast.expr:
     if not isinstance(text, str):
         raise ExprError(f"expected an expression string, got {type(text).__name__}")
     try:
-        tree = ast.parse(text.strip(), mode="eval")
+        tree = ast.parse(" ".join(line.strip() for line in text.strip().splitlines()), mode="eval")
     except SyntaxError as exc:
         raise ExprError(f"syntax error in {text!r}: {exc.msg}") from None
     for node in ast.walk(tree):

@@ -100,15 +100,19 @@ class _Checker:
             self.fail(key, str(exc))
         return self.seen[raw]
 
-    def template(self, raw, key: str, fields) -> str:
+    def template(self, raw, key: str, fields, lists=()) -> str:
+        """A message template; `{NAME}` must be one of `fields`; `{SET:or}`/`{SET:and}` only for `lists`."""
         text = self.str_of(raw, key)
         try:
-            names = [f for _, f, _, _ in string.Formatter().parse(text) if f is not None]
+            parts = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(text) if f is not None]
         except ValueError as exc:
             self.fail(key, f"bad message template: {exc}")
-        for name in names:
+        for name, spec, conv in parts:
             if name not in fields:
                 self.fail(key, f"unknown placeholder {{{name}}} (allowed: {', '.join(sorted(fields))})")
+            if conv or (spec and not (spec in ("or", "and") and name in lists)):
+                self.fail(key, f"placeholder {{{name}{'!' + conv if conv else ''}{':' + spec if spec else ''}}}: "
+                               "only a type set takes a format, :or or :and")
         return text
 
 
@@ -655,7 +659,7 @@ def _clause(check: _Checker, rs: Ruleset, scope: _Scope, phase: str, index: int,
     if not isinstance(symmetric, bool):
         check.fail(f"{key}.symmetric", "expected true or false")
     extra = ("result",) if phase == "after" else ()
-    fields = MESSAGE_FIELDS | set(rs.options)
+    fields = MESSAGE_FIELDS | set(rs.options) | set(rs.sets)
 
     def expr(field_name: str) -> Expr | None:
         if field_name not in raw:
@@ -667,8 +671,8 @@ def _clause(check: _Checker, rs: Ruleset, scope: _Scope, phase: str, index: int,
 
     refuse = raw.get("refuse")
     if refuse is not None:
-        refuse = check.template(refuse, f"{key}.refuse", fields)
-    reason = check.template(raw.get("reason", ""), f"{key}.reason", fields) if "reason" in raw else ""
+        refuse = check.template(refuse, f"{key}.refuse", fields, rs.sets)
+    reason = check.template(raw.get("reason", ""), f"{key}.reason", fields, rs.sets) if "reason" in raw else ""
     return Clause(name, ops, expr("if"), symmetric, expr("result"), refuse, expr("weak"), reason)
 
 
