@@ -406,3 +406,20 @@ def test_tosa_names_the_operator_not_the_spelling():
 
     ans = answer(registry.load("tosa"), "i8", "i8", "+")
     assert ans.refusal.startswith("TOSA ADD has no i8 form (it takes i32, i64, f16, bf16 or f32)")
+
+
+def test_the_python_examples_of_docs_rules_md_run(monkeypatch):
+    import doctest
+    from pathlib import Path
+
+    from support import load_tool
+
+    root = Path(__file__).resolve().parent.parent
+    text = (root / "docs" / "rules.md").read_text(encoding="utf-8")
+    blocks = [ln for _, ln in load_tool("doc_examples").fenced_blocks(text, "python") if any(">>>" in x for x in ln)]
+    assert blocks
+    monkeypatch.chdir(root)
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    for block in blocks:
+        runner.run(doctest.DocTestParser().get_doctest("\n".join(block), {}, "rules.md", "docs/rules.md", 0))
+    assert runner.failures == 0 and runner.tries >= 6
