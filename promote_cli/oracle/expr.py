@@ -12,7 +12,6 @@ nothing for them. A let may take parameters: `"default_of(x)" = "i64 if is_int(x
 from __future__ import annotations
 
 import ast
-import copy
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -50,31 +49,28 @@ class Expr:
 
 @dataclass
 class Let:
-    """A named sub-expression, its parameters, and its body with other lets already inlined."""
+    """A named sub-expression: its parameters, its checked body (other lets already inlined),
+    and the names the body reads besides its parameters."""
 
     name: str
     params: tuple[str, ...]
     text: str
     body: ast.expr
+    names: frozenset[str]
+
+
+def _source(text) -> str:
+    if not isinstance(text, str):
+        raise ExprError(f"expected an expression string, got {type(text).__name__}")
+    return " ".join(line.strip() for line in text.strip().splitlines())
 
 
 def parse(text: str) -> ast.expr:
-    """The syntax tree of `text`, checked against the allowed node types (names are checked later)."""
-    if not isinstance(text, str):
-        raise ExprError(f"expected an expression string, got {type(text).__name__}")
+    """The syntax tree of `text` (lines joined); ExprError on a syntax error."""
     try:
-        tree = ast.parse(" ".join(line.strip() for line in text.strip().splitlines()), mode="eval")
+        return ast.parse(_source(text), mode="eval").body
     except SyntaxError as exc:
         raise ExprError(f"syntax error in {text!r}: {exc.msg}") from None
-    for node in ast.walk(tree):
-        if not isinstance(node, _NODES):
-            raise ExprError(f"{type(node).__name__} is not allowed in {text!r}")
-        if isinstance(node, ast.Call):
-            if not isinstance(node.func, ast.Name):
-                raise ExprError(f"unknown function {ast.unparse(node.func)!r} in {text!r}")
-            if node.keywords:
-                raise ExprError(f"keyword arguments are not allowed in {text!r}")
-    return tree.body
 
 
 def let_signature(key: str) -> tuple[str, tuple[str, ...]]:
@@ -95,40 +91,90 @@ def let_signature(key: str) -> tuple[str, tuple[str, ...]]:
     return name, params
 
 
-class _Substitute(ast.NodeTransformer):
-    def __init__(self, mapping: dict[str, ast.expr]):
-        self.mapping = mapping
+def _clone(node, names: dict[str, ast.expr] | None = None):
+    """A copy of a checked tree (much faster than copy.deepcopy), Name nodes in `names` replaced."""
+    if isinstance(node, list):
+        return [_clone(n, names) for n in node]
+    if not isinstance(node, ast.AST):
+        return node
+    if names and isinstance(node, ast.Name) and node.id in names:
+        return _clone(names[node.id])
+    new = node.__class__()
+    for name in node._fields:
+        setattr(new, name, _clone(getattr(node, name), names))
+    for name in node._attributes:
+        setattr(new, name, getattr(node, name, 0))
+    return new
 
-    def visit_Name(self, node: ast.Name):
-        found = self.mapping.get(node.id)
-        return copy.deepcopy(found) if found is not None else node
+
+_ALLOWED = frozenset(_NODES)
 
 
-class _Inline(ast.NodeTransformer):
-    """Replaces uses of lets by their bodies (parameters bound to the call's arguments)."""
+class _Compiler:
+    """One recursive pass over a parsed expression: checks node types, names and calls,
+    inlines lets, and lets `check_call` vet (and `rewrite_call` replace) calls of the file's
+    functions. Records the names read in `used` and the lets inlined in `inlined`."""
 
-    def __init__(self, lets: dict[str, Let]):
-        self.lets = lets
+    def __init__(self, text: str, names, functions, lets, check_call, rewrite_call, params=()):
+        self.text, self.names, self.functions, self.lets = text, names, functions, lets or {}
+        self.check_call, self.rewrite_call, self.params = check_call, rewrite_call, params
         self.used: set[str] = set()
+        self.inlined: set[str] = set()
 
-    def visit_Name(self, node: ast.Name):
-        let = self.lets.get(node.id)
-        if let is None:
-            return node
-        if let.params:
-            raise ExprError(f"{let.name} takes {len(let.params)} argument(s): write {let.name}({', '.join(let.params)})")
-        self.used.add(let.name)
-        return copy.deepcopy(let.body)
+    def unknown_name(self, name: str, via: str | None = None):
+        where = f" (with let {via} inlined)" if via else ""
+        raise ExprError(f"unknown name {name!r} in {self.text!r}{where}")
 
-    def visit_Call(self, node: ast.Call):
-        node.args = [self.visit(arg) for arg in node.args]
-        let = self.lets.get(node.func.id)
-        if let is None:
+    def inline(self, let: Let, args=None):
+        stray = next((n for n in sorted(let.names) if n not in self.names), None)
+        if stray is not None:
+            self.unknown_name(stray, let.name)
+        self.inlined.add(let.name)
+        self.used |= let.names
+        return _clone(let.body, dict(zip(let.params, args)) if args is not None else None)
+
+    def visit(self, node):
+        kind = type(node)
+        if kind not in _ALLOWED:
+            raise ExprError(f"{kind.__name__} is not allowed in {self.text!r}")
+        if kind is ast.Name:
+            name = node.id
+            if name in self.params:
+                return node
+            let = self.lets.get(name)
+            if let is not None:
+                if let.params:
+                    raise ExprError(f"{name} takes {len(let.params)} argument(s): "
+                                    f"write {name}({', '.join(let.params)})")
+                return self.inline(let)
+            if name not in self.names and name not in self.functions:
+                self.unknown_name(name)
+            self.used.add(name)
             return node
-        if len(node.args) != len(let.params):
-            raise ExprError(f"{let.name} takes {len(let.params)} argument(s), given {len(node.args)}")
-        self.used.add(let.name)
-        return _Substitute(dict(zip(let.params, node.args))).visit(copy.deepcopy(let.body))
+        if kind is ast.Call:
+            func = node.func
+            if type(func) is not ast.Name:
+                raise ExprError(f"unknown function {ast.unparse(func)!r} in {self.text!r}")
+            if node.keywords:
+                raise ExprError(f"keyword arguments are not allowed in {self.text!r}")
+            node.args = [self.visit(arg) for arg in node.args]
+            let = self.lets.get(func.id)
+            if let is not None:
+                if len(node.args) != len(let.params):
+                    raise ExprError(f"{let.name} takes {len(let.params)} argument(s), given {len(node.args)}")
+                return self.inline(let, node.args)
+            if func.id not in self.functions:
+                raise ExprError(f"unknown function {func.id!r} in {self.text!r}")
+            if self.check_call is not None:
+                self.check_call(self.text, node)
+            return self.rewrite_call(node) if self.rewrite_call is not None else node
+        for name in node._fields:
+            value = getattr(node, name)
+            if isinstance(value, list):
+                setattr(node, name, [self.visit(v) if isinstance(v, ast.AST) else v for v in value])
+            elif isinstance(value, ast.AST):
+                setattr(node, name, self.visit(value))
+        return node
 
 
 def _referenced(tree: ast.AST, candidates) -> set[str]:
@@ -136,15 +182,16 @@ def _referenced(tree: ast.AST, candidates) -> set[str]:
     for node in ast.walk(tree):
         if isinstance(node, ast.Name) and node.id in candidates:
             found.add(node.id)
-        elif isinstance(node, ast.Call) and node.func.id in candidates:
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in candidates:
             found.add(node.func.id)
     return found
 
 
 def define_lets(raw: dict[str, str], names: Iterable[str], functions: Iterable[str],
-                check_call: Callable[[str, ast.Call], None] | None = None) -> dict[str, Let]:
+                check_call: Callable[[str, ast.Call], None] | None = None,
+                rewrite_call: Callable[[ast.Call], ast.expr] | None = None) -> dict[str, Let]:
     """Check and expand a `[let]` table; ExprError naming the let that strays."""
-    names, functions = set(names), set(functions)
+    names, functions = frozenset(names), frozenset(functions)
     parsed: dict[str, tuple[tuple[str, ...], str, ast.expr]] = {}
     for key, text in raw.items():
         name, params = let_signature(key)
@@ -166,57 +213,30 @@ def define_lets(raw: dict[str, str], names: Iterable[str], functions: Iterable[s
         params, text, tree = parsed[name]
         for dep in sorted(_referenced(tree, parsed)):
             resolve(dep, stack + (name,))
+        compiler = _Compiler(text, names, functions, done, check_call, rewrite_call, frozenset(params))
         try:
-            body = _Inline(done).visit(copy.deepcopy(tree))
-            _check_names(body, text, names | set(params), functions | set(), check_call)
+            body = compiler.visit(tree)
         except ExprError as exc:
             raise ExprError(f"let {name!r}: {exc}") from None
-        done[name] = Let(name, params, text, body)
+        done[name] = Let(name, params, text, body, frozenset(compiler.used))
 
     for name in parsed:
         resolve(name, ())
     return done
 
 
-def _check_names(tree: ast.AST, text: str, names: set[str], functions: set[str],
-                 check_call: Callable[[str, ast.Call], None] | None) -> set[str]:
-    used = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            if node.func.id not in functions:
-                raise ExprError(f"unknown function {node.func.id!r} in {text!r}")
-            if check_call is not None:
-                check_call(text, node)
-        elif isinstance(node, ast.Name) and node.id not in functions:
-            if node.id not in names:
-                raise ExprError(f"unknown name {node.id!r} in {text!r}")
-            used.add(node.id)
-    return used
-
-
 def compile_expr(text: str, names: Iterable[str], functions: Iterable[str], lets: dict[str, Let] | None = None,
                  check_call: Callable[[str, ast.Call], None] | None = None,
-                 rewrite: Callable[[ast.expr], ast.expr] | None = None) -> Expr:
+                 rewrite_call: Callable[[ast.Call], ast.expr] | None = None) -> Expr:
     """Check `text` against the allowed syntax, `names` and `functions` (lets inlined); ExprError if it strays.
 
     `check_call(text, call)` may reject a call (a table name that does not exist);
-    `rewrite(tree)` may transform the checked tree before it is compiled.
+    `rewrite_call(call)` may replace a checked call before the expression is compiled.
     """
-    tree = parse(text)
-    inline = None
-    if lets:
-        inline = _Inline(lets)
-        tree = inline.visit(tree)
-    try:
-        used = _check_names(tree, text, set(names), set(functions), check_call)
-    except ExprError as exc:
-        if inline is not None and inline.used:
-            raise ExprError(f"{exc} (with let {', '.join(sorted(inline.used))} inlined)") from None
-        raise
-    if rewrite is not None:
-        tree = rewrite(tree)
-    code = compile(ast.fix_missing_locations(ast.Expression(tree)), f"<rule {text}>", "eval")
-    return Expr(text, code, frozenset(used))
+    compiler = _Compiler(text, names, functions, lets, check_call, rewrite_call)
+    tree = compiler.visit(parse(text))
+    code = compile(ast.Expression(tree), f"<rule {text}>", "eval")
+    return Expr(text, code, frozenset(compiler.used))
 
 
 def function_table(**functions: Callable) -> dict[str, Callable]:

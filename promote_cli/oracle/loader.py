@@ -42,10 +42,10 @@ OPTION_TYPES = ("bool", "dtype", "choice", "int")
 CLAUSE_KEYS = {"name", "ops", "if", "symmetric", "result", "refuse", "weak", "reason"}
 
 # Function names an expression may call; engine.py implements them.
-FUNCTIONS = ("is_bool", "is_int", "is_signed", "is_unsigned", "is_float", "is_complex", "kind", "priority",
+FUNCTIONS = frozenset(("is_bool", "is_int", "is_signed", "is_unsigned", "is_float", "is_complex", "kind", "priority",
              "is_tensor", "is_rank0", "is_python", "is_weak", "dtype", "bits", "exp_bits", "man_bits",
              "signed_int", "unsigned_int", "smallest_int", "smallest_float", "complex_of", "real_of",
-             "weak", "strong", "table", "join", "max", "min", "abs")
+             "weak", "strong", "table", "join", "max", "min", "abs"))
 MESSAGE_FIELDS = {"a", "b", "op", "op_group", "result"}
 
 
@@ -233,6 +233,7 @@ class _Sets:
 
     def expand(self, items: list, key: str, stack: tuple[str, ...] = ()) -> tuple[DType, ...]:
         out: list[DType] = []
+        seen: set[str] = set()
         for index, item in enumerate(items):
             where = f"{key}[{index}]"
             word = self.check.str_of(item, where).strip()
@@ -249,12 +250,17 @@ class _Sets:
                 members = self.get(word, stack, where)
             else:
                 members = (self.check.dtype(word, where),)
-                if not remove and members[0] in out:
+                if not remove and members[0].name in seen:
                     self.check.fail(where, f"duplicate dtype {members[0]}")
             if remove:
-                out = [d for d in out if d not in members]
+                gone = {d.name for d in members}
+                out = [d for d in out if d.name not in gone]
+                seen -= gone
             else:
-                out.extend(d for d in members if d not in out)
+                for d in members:
+                    if d.name not in seen:
+                        seen.add(d.name)
+                        out.append(d)
         return tuple(out)
 
     def resolve_all(self):
@@ -596,7 +602,8 @@ class _Scope:
                 if name in RESERVED or name in dtypes.DTYPES or name in FUNCTIONS:
                     check.fail(f"{section}.{name}", f"{name!r} is a name the rules already know")
                 owners[name] = section
-        self.names = RESERVED - {"result"} | set(dtypes.DTYPES) | set(owners)
+        self.names = frozenset(RESERVED - {"result"} | set(dtypes.DTYPES) | set(owners))
+        self.names_with_result = self.names | {"result"}
         self.lets: dict[str, Let] = {}
 
     def check_call(self, text: str, node: ast.Call):
@@ -608,18 +615,21 @@ class _Scope:
             kind = "table" if node.func.id == "table" else "lattice"
             raise ExprError(f"{text!r} names no {kind} of this file ({', '.join(where) or 'none defined'})")
 
-    def rewrite(self, tree: ast.expr) -> ast.expr:
+    def rewrite_call(self, node: ast.Call) -> ast.expr:
         """`join('CHOICE', ...)` -> `join(_pick('CHOICE', OPTION), ...)`: the option's value picks the lattice."""
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and node.func.id == "join":
-                lattice = self.rs.lattices[node.args[0].value]
-                if lattice.option is not None:
-                    node.args[0] = ast.Call(ast.Name("_pick", ast.Load()),
-                                            [node.args[0], ast.Name(lattice.option, ast.Load())], [])
-        return tree
+        if node.func.id == "join":
+            lattice = self.rs.lattices[node.args[0].value]
+            if lattice.option is not None:
+                first = node.args[0]
+                pick = ast.Call(ast.Name("_pick", ast.Load()), [first, ast.Name(lattice.option, ast.Load())], [])
+                for new in (pick, pick.func, pick.args[1]):
+                    ast.copy_location(new, first)
+                node.args[0] = pick
+        return node
 
-    def compile(self, text, extra=()) -> Expr:
-        return compile_expr(text, self.names | set(extra), FUNCTIONS, self.lets, self.check_call, self.rewrite)
+    def compile(self, text, with_result: bool) -> Expr:
+        names = self.names_with_result if with_result else self.names
+        return compile_expr(text, names, FUNCTIONS, self.lets, self.check_call, self.rewrite_call)
 
 
 def _lets(check: _Checker, raw, scope: _Scope) -> dict[str, Let]:
@@ -627,7 +637,7 @@ def _lets(check: _Checker, raw, scope: _Scope) -> dict[str, Let]:
     for key, text in raw.items():
         check.str_of(text, f"let.{key}")
     try:
-        return define_lets(raw, scope.names | {"result"}, FUNCTIONS, scope.check_call)
+        return define_lets(raw, scope.names_with_result, FUNCTIONS, scope.check_call, scope.rewrite_call)
     except ExprError as exc:
         check.fail("let", str(exc))
 
@@ -658,14 +668,13 @@ def _clause(check: _Checker, rs: Ruleset, scope: _Scope, phase: str, index: int,
     symmetric = raw.get("symmetric", False)
     if not isinstance(symmetric, bool):
         check.fail(f"{key}.symmetric", "expected true or false")
-    extra = ("result",) if phase == "after" else ()
     fields = MESSAGE_FIELDS | set(rs.options) | set(rs.sets)
 
     def expr(field_name: str) -> Expr | None:
         if field_name not in raw:
             return None
         try:
-            return scope.compile(raw[field_name], ("result",) if field_name == "weak" else extra)
+            return scope.compile(raw[field_name], phase == "after" or field_name == "weak")
         except ExprError as exc:
             check.fail(f"{key}.{field_name}", str(exc))
 
