@@ -423,3 +423,45 @@ def test_the_python_examples_of_docs_rules_md_run(monkeypatch):
     for block in blocks:
         runner.run(doctest.DocTestParser().get_doctest("\n".join(block), {}, "rules.md", "docs/rules.md", 0))
     assert runner.failures == 0 and runner.tries >= 6
+
+
+# ---- type maps ----------------------------------------------------------------------------
+
+MAPS = """
+[options.x64]
+type = "bool"
+default = false
+[sets]
+wide = ["i64", "f64"]
+[maps.x32]
+i64 = "i32"
+f64 = "f32"
+[maps.x64]
+[maps.canonical]
+option = "x64"
+pick = { true = "x64", false = "x32" }
+[operands]
+rank0 = "distinct"
+[[rules]]
+name = "canonical, then the wider"
+result = "mapped('canonical', a) if bits(mapped('canonical', a)) >= bits(mapped('canonical', b)) else mapped('canonical', b)"
+"""
+
+
+def test_a_type_map_picked_by_an_option():
+    rs = rules(MAPS)
+    assert answer(rs, "i64", "i8").result == "i32"
+    assert answer(rs, "0d:f64", "f16").result == "f32"
+    assert answer(rs, "i64", "i8", "add", {"x64": True}).result == "i64"
+    assert answer(rs, "f64", "f16", "add", {"x64": True}).result == "f64"
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ('i64 = "i32"', 'i64 = "u64"', "maps.x32.i64: u64 is not in the file's types"),
+    ('[maps.x64]', '[maps.x64]\nwide = "f16"\nf64 = "f32"', "maps.x64.f64: f64 is mapped twice"),
+    ('pick = { true = "x64", false = "x32" }', 'pick = { true = "x64" }', "maps.canonical.pick: no map for x64 = false"),
+    ("mapped('canonical', a) if", "mapped('nope', a) if", "names no map of this file"),
+    ('[maps.x64]', '[lattices.x64.edges]\ni8 = ["i16"]\n[maps.x64]', "maps.x64: 'x64' is already the name of a lattice"),
+])
+def test_broken_type_maps(old, new, message):
+    fails(MAPS.replace(old, new, 1), message)

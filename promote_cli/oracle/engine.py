@@ -189,8 +189,17 @@ def _environment(rs: Ruleset) -> dict:
             raise Refusal(lat.reason.format(a=x, b=y))
         return lat.weak.get(least) or lat.nodes[least]
 
+    choices = {name: x.pick for name, x in [*rs.lattices.items(), *rs.maps.items()] if x.option is not None}
+
     def pick(name: str, value) -> str:
-        return rs.lattices[name].pick[value]
+        return choices[name][value]
+
+    def mapped(name: str, x):
+        d = x if isinstance(x, DType) else x.dtype
+        to = rs.maps[name].pairs.get(d.name) if d is not None else None
+        if to is None:
+            return x
+        return Operand(x.form, to) if isinstance(x, Operand) else to
 
     kind_priority = {d.kind: d.priority for d in DTYPES.values()}
 
@@ -227,6 +236,7 @@ def _environment(rs: Ruleset) -> dict:
         table=table,
         join=join,
         _pick=pick,
+        mapped=mapped,
         max=max, min=min, abs=abs,
     )
     env.update(DTYPES)
@@ -492,6 +502,11 @@ def _decide_n(rs: Ruleset, group: str, op: str, normal: list[Operand], values: d
         lat = rs.lattices[rs.nary.lattice]
         if lat.option is not None:
             lat = rs.lattices[lat.pick[values[lat.option]]]
+        if rs.nary.map is not None:
+            chosen = rs.maps[rs.nary.map]
+            pairs = rs.maps[chosen.pick[values[chosen.option]]].pairs if chosen.option else chosen.pairs
+            normal = [Operand(x.form, pairs[x.dtype.name]) if x.dtype is not None and x.dtype.name in pairs else x
+                      for x in normal]
         least = _node(lat, normal[0])
         for index, x in enumerate(normal[1:], 1):
             node = _node(lat, x)

@@ -22,8 +22,8 @@ _NODES = (
     ast.Load, ast.Constant, ast.Tuple, ast.Set, ast.List,
 )
 
-#: functions whose first argument names an object of the rule file (a table, a lattice).
-REFERENCE_FUNCTIONS = ("table", "join")
+#: functions whose first argument names an object of the rule file: which kind of object.
+REFERENCE_FUNCTIONS = {"table": "table", "join": "lattice", "mapped": "map"}
 
 
 class ExprError(ValueError):

@@ -15,7 +15,8 @@ import ast
 
 from promote_cli.errors import RuleFileError, UsageError
 from promote_cli.oracle.expr import REFERENCE_FUNCTIONS, Expr, ExprError, Let, compile_expr, define_lets
-from promote_cli.oracle.model import REFUSE, Clause, Lattice, NAry, OperandPolicy, Option, Refuse, Ruleset, Table
+from promote_cli.oracle.model import (REFUSE, Clause, Lattice, NAry, OperandPolicy, Option, Refuse, Ruleset, Table,
+                                      TypeMap)
 from promote_cli.vocab import dtypes, operands
 from promote_cli.vocab.dtypes import DType
 from promote_cli.vocab.operands import PYTHON, WEAK, Operand
@@ -29,9 +30,9 @@ SCHEMA = 2          # the newest schema this promote reads
 SCHEMAS = (1, 2)    # every schema it reads; a file without `schema` is schema 1
 TOP_KEYS = {"schema", "name", "version", "default", "description", "source", "follows", "extends", "types",
             "unsupported_type", "notes", "probe", "operands", "options", "ops", "tables", "lattices",
-            "rules", "after", "sets", "op_lists", "let", "nary"}
-SCHEMA2_KEYS = ("sets", "op_lists", "let", "nary")
-MERGED_KEYS = ("tables", "lattices", "options", "ops", "sets", "op_lists", "let")
+            "rules", "after", "sets", "op_lists", "let", "nary", "maps"}
+SCHEMA2_KEYS = ("sets", "op_lists", "let", "nary", "maps")
+MERGED_KEYS = ("tables", "lattices", "options", "ops", "sets", "op_lists", "let", "maps")
 RESERVED = frozenset({"a", "b", "op", "result", "true", "false", "True", "False"})
 #: `kind:WORD` in a set: the file's types of these vocabulary kinds.
 KIND_WORDS = {**{k: (k,) for k in dtypes.KINDS}, "int": ("signed", "unsigned")}
@@ -45,7 +46,7 @@ CLAUSE_KEYS = {"name", "ops", "if", "symmetric", "result", "refuse", "weak", "re
 FUNCTIONS = frozenset(("is_bool", "is_int", "is_signed", "is_unsigned", "is_float", "is_complex", "kind", "priority",
              "is_tensor", "is_rank0", "is_python", "is_weak", "dtype", "bits", "exp_bits", "man_bits",
              "signed_int", "unsigned_int", "smallest_int", "smallest_float", "complex_of", "real_of",
-             "weak", "strong", "table", "join", "max", "min", "abs"))
+             "weak", "strong", "table", "join", "mapped", "max", "min", "abs"))
 MESSAGE_FIELDS = {"a", "b", "op", "op_group", "result"}
 
 
@@ -179,6 +180,9 @@ def build(raw: dict, path: str) -> Ruleset:
     op_lists = _op_lists(check, raw.get("op_lists", {}), ops)
     tables = {n: _table(check, n, t, sets) for n, t in check.table_of(raw.get("tables", {}), "tables").items()}
     lattices = _lattices(check, check.table_of(raw.get("lattices", {}), "lattices"), options)
+    maps = _maps(check, raw.get("maps", {}), options, sets)
+    for name in set(maps) & set(lattices):
+        check.fail(f"maps.{name}", f"{name!r} is already the name of a lattice")
 
     rs = Ruleset(
         name=name, version=version, path=path,
@@ -189,7 +193,7 @@ def build(raw: dict, path: str) -> Ruleset:
                                         "unsupported_type", {"dtype"}),
         notes=notes, probe=probe, operands=policy, options=options, ops=ops,
         tables=tables, lattices=lattices, rules=[], after=[], op_index=op_index,
-        schema=schema, sets=sets.done, op_lists=op_lists, type_set=frozenset(types),
+        schema=schema, sets=sets.done, op_lists=op_lists, type_set=frozenset(types), maps=maps,
     )
     _check_types(check, rs)
     scope = _Scope(check, rs)
@@ -203,7 +207,7 @@ def build(raw: dict, path: str) -> Ruleset:
                 check.fail(f"{phase}[{index}].name", f"duplicate rule name {clause.name!r}")
             seen.add(clause.name)
             getattr(rs, phase).append(clause)
-    rs.nary = _nary(check, raw.get("nary"), lattices)
+    rs.nary = _nary(check, raw.get("nary"), lattices, maps)
     return rs
 
 
@@ -554,27 +558,60 @@ def _joins(check: _Checker, key: str, lattice: Lattice):
 
 def _lattice_choice(check: _Checker, name: str, raw: dict, done: dict[str, Lattice],
                     options: dict[str, Option]) -> Lattice:
-    key = f"lattices.{name}"
+    option, pick = _choice(check, f"lattices.{name}", raw, options, done, "lattice")
+    return Lattice(name, {}, "", option=option, pick=pick)
+
+
+def _choice(check: _Checker, key: str, raw: dict, options: dict[str, Option], pool: dict, what: str):
+    """(option name, {option value: name in pool}) of a `option = ..., pick = {...}` section."""
     check.unknown_keys(raw, {"option", "pick"}, key)
     option = options.get(check.str_of(raw.get("option"), f"{key}.option"))
     if option is None:
         check.fail(f"{key}.option", f"{raw['option']!r} is not an option of this file ({', '.join(options) or 'none'})")
     if option.type not in ("bool", "choice"):
-        check.fail(f"{key}.option", f"a lattice is picked by a bool or choice option, {option.name} is a {option.type}")
+        check.fail(f"{key}.option", f"a {what} is picked by a bool or choice option, {option.name} is a {option.type}")
     pick = {}
     for value, target in check.table_of(raw.get("pick"), f"{key}.pick").items():
         try:
             parsed = option.parse(value)
         except UsageError as exc:
             check.fail(f"{key}.pick.{value}", str(exc))
-        if done[target].option is not None:
-            check.fail(f"{key}.pick.{value}", f"{target} is itself a choice of lattices")
+        if target not in pool:
+            check.fail(f"{key}.pick.{value}", f"{target!r} names no {what} of this file ({', '.join(pool)})")
+        if pool[target].option is not None:
+            check.fail(f"{key}.pick.{value}", f"{target} is itself a choice")
         pick[parsed] = target
     every = (True, False) if option.type == "bool" else option.values
     missing = [option.show(v) for v in every if v not in pick]
     if missing:
-        check.fail(f"{key}.pick", f"no lattice for {option.name} = {', '.join(missing)}")
-    return Lattice(name, {}, "", option=option.name, pick=pick)
+        check.fail(f"{key}.pick", f"no {what} for {option.name} = {', '.join(missing)}")
+    return option.name, pick
+
+
+def _maps(check: _Checker, raw, options: dict[str, Option], sets: _Sets) -> dict[str, TypeMap]:
+    """Type maps (`FROM = "TO"`, FROM a dtype or a set), and maps picked by an option."""
+    raw = check.table_of(raw, "maps")
+    maps: dict[str, TypeMap] = {}
+    for name, spec in raw.items():
+        key = f"maps.{name}"
+        spec = check.table_of(spec, key)
+        if "option" in spec or "pick" in spec:
+            continue
+        pairs: dict[str, DType] = {}
+        for source, target in spec.items():
+            to = check.dtype(target, f"{key}.{source}")
+            if to not in sets.types:
+                check.fail(f"{key}.{source}", f"{to} is not in the file's types")
+            for d in sets.expand([source], f"{key}.{source}"):
+                if d.name in pairs:
+                    check.fail(f"{key}.{source}", f"{d} is mapped twice")
+                pairs[d.name] = to
+        maps[name] = TypeMap(name, pairs)
+    for name, spec in raw.items():
+        if "option" in spec or "pick" in spec:
+            option, pick = _choice(check, f"maps.{name}", spec, options, maps, "map")
+            maps[name] = TypeMap(name, {}, option, pick)
+    return {name: maps[name] for name in raw}
 
 
 def _check_types(check: _Checker, rs: Ruleset):
@@ -607,21 +644,23 @@ class _Scope:
         self.lets: dict[str, Let] = {}
 
     def check_call(self, text: str, node: ast.Call):
-        if node.func.id not in REFERENCE_FUNCTIONS:
+        what = REFERENCE_FUNCTIONS.get(node.func.id)
+        if what is None:
             return
-        where = self.rs.tables if node.func.id == "table" else self.rs.lattices
+        where = {"table": self.rs.tables, "lattice": self.rs.lattices, "map": self.rs.maps}[what]
         first = node.args[0] if node.args else None
         if not isinstance(first, ast.Constant) or first.value not in where:
-            kind = "table" if node.func.id == "table" else "lattice"
-            raise ExprError(f"{text!r} names no {kind} of this file ({', '.join(where) or 'none defined'})")
+            raise ExprError(f"{text!r} names no {what} of this file ({', '.join(where) or 'none defined'})")
 
     def rewrite_call(self, node: ast.Call) -> ast.expr:
-        """`join('CHOICE', ...)` -> `join(_pick('CHOICE', OPTION), ...)`: the option's value picks the lattice."""
-        if node.func.id == "join":
-            lattice = self.rs.lattices[node.args[0].value]
-            if lattice.option is not None:
+        """`join('CHOICE', ...)` -> `join(_pick('CHOICE', OPTION), ...)`: the option's value picks the
+        lattice (or the map, for `mapped`)."""
+        what = REFERENCE_FUNCTIONS.get(node.func.id)
+        if what in ("lattice", "map"):
+            chosen = (self.rs.lattices if what == "lattice" else self.rs.maps)[node.args[0].value]
+            if chosen.option is not None:
                 first = node.args[0]
-                pick = ast.Call(ast.Name("_pick", ast.Load()), [first, ast.Name(lattice.option, ast.Load())], [])
+                pick = ast.Call(ast.Name("_pick", ast.Load()), [first, ast.Name(chosen.option, ast.Load())], [])
                 for new in (pick, pick.func, pick.args[1]):
                     ast.copy_location(new, first)
                 node.args[0] = pick
@@ -685,18 +724,20 @@ def _clause(check: _Checker, rs: Ruleset, scope: _Scope, phase: str, index: int,
     return Clause(name, ops, expr("if"), symmetric, expr("result"), refuse, expr("weak"), reason)
 
 
-def _nary(check: _Checker, raw, lattices: dict[str, Lattice]) -> NAry:
+def _nary(check: _Checker, raw, lattices: dict[str, Lattice], maps: dict[str, TypeMap]) -> NAry:
     if raw is None:
         return NAry()
     raw = check.table_of(raw, "nary")
-    check.unknown_keys(raw, {"method", "lattice", "doc"}, "nary")
+    check.unknown_keys(raw, {"method", "lattice", "map", "doc"}, "nary")
     method = raw.get("method")
     if method not in NARY_METHODS:
         check.fail("nary.method", f"expected one of {', '.join(NARY_METHODS)}, got {method!r}")
-    lattice = raw.get("lattice")
+    lattice, mapping = raw.get("lattice"), raw.get("map")
     if method == "join":
         if lattice not in lattices:
             check.fail("nary.lattice", f"{lattice!r} names no lattice of this file ({', '.join(lattices) or 'none'})")
-    elif lattice is not None:
-        check.fail("nary.lattice", "only the join method reads a lattice")
-    return NAry(method, lattice)
+        if mapping is not None and mapping not in maps:
+            check.fail("nary.map", f"{mapping!r} names no map of this file ({', '.join(maps) or 'none'})")
+    elif lattice is not None or mapping is not None:
+        check.fail("nary", "only the join method reads a lattice and a map")
+    return NAry(method, lattice, mapping)

@@ -61,11 +61,23 @@ class Lattice:
 
 
 @dataclass
+class TypeMap:
+    """A dtype -> dtype map (`mapped(name, x)`; dtypes it does not list map to themselves),
+    or a choice of maps by an option's value."""
+
+    name: str
+    pairs: dict[str, DType]
+    option: str | None = None
+    pick: dict = field(default_factory=dict)
+
+
+@dataclass
 class NAry:
     """How `result_type(a, b, c, ...)` is answered: `fold` pairwise from the left, or one `join` on a lattice."""
 
     method: str = "fold"
     lattice: str | None = None
+    map: str | None = None   # join: a type map applied to every operand first
 
 
 @dataclass
@@ -156,6 +168,7 @@ class Ruleset:
     op_lists: dict[str, tuple[str, ...]] = field(default_factory=dict)
     nary: NAry = field(default_factory=NAry)
     type_set: frozenset = field(default_factory=frozenset)
+    maps: dict[str, TypeMap] = field(default_factory=dict)
     state: dict = field(default_factory=dict)  # the engine's compiled environment and memo
 
     @property
