@@ -211,6 +211,16 @@ def build(raw: dict, path: str) -> Ruleset:
     return rs
 
 
+def type_set(raw: dict, name: str, path: str) -> tuple[DType, ...]:
+    """The dtypes of the set `name` of a rule file's TOML, without building the rest of the file."""
+    check = _Checker(path)
+    sets = _Sets(check, raw.get("sets", {}))
+    if name not in sets.raw:
+        check.fail("sets", f"the file has no set {name!r}")
+    sets.types = sets.expand(check.list_of(raw.get("types"), "types"), "types")
+    return sets.get(name, (), f"sets.{name}")
+
+
 class _Sets:
     """Named type sets: lists of dtypes, other sets (union), `kind:KIND` and `-NAME` (removal)."""
 
