@@ -42,9 +42,10 @@ def type_collections(raw: dict, rs):
                 yield where, frozenset(e.id for e in node.elts)
     written = {"types": raw.get("types", [])}
     written.update({f"options.{n}.values": o.get("values", []) for n, o in raw.get("options", {}).items()})
+    resolved = {"types": rs.types, **{f"options.{n}.values": o.values for n, o in rs.options.items()}}
     for where, items in written.items():
         if len(items) > 1 or (items and items[0] not in rs.sets):  # a list, not just the name of a set
-            yield where, frozenset(d.name for d in (rs.types if where == "types" else rs.options[where.split(".")[1]].values))
+            yield where, frozenset(d.name for d in resolved[where])
 
 
 def op_collections(raw: dict, rs):
@@ -54,7 +55,8 @@ def op_collections(raw: dict, rs):
     for phase in ("rules", "after"):
         for raw_clause, clause in zip(raw.get(phase, []), getattr(rs, phase)):
             written = raw_clause.get("ops")
-            if isinstance(written, list) and len(clause.ops) > 1 and not (len(written) == 1 and written[0] in rs.op_lists):
+            just_a_name = isinstance(written, str) or (len(written or ()) == 1 and written[0] in rs.op_lists)
+            if written is not None and not just_a_name and len(clause.ops) > 1:
                 yield f"{phase} {clause.name!r} ops", clause.ops
 
 

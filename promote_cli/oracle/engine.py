@@ -64,7 +64,7 @@ class Answer:
 
 
 class SetText(str):
-    """A type set in a message: `{ints}` gives "i8, i16, i32", `{ints:or}` "i8, i16 or i32", `{ints:and}` "... and ..."."""
+    """A type set in a message: `{ints}` is "i8, i16, i32", `{ints:or}` "i8, i16 or i32", `{ints:and}` "... and"."""
 
     def __new__(cls, names):
         names = tuple(names)
@@ -407,7 +407,8 @@ def _try(rs: Ruleset, clause: Clause, env: dict, local: dict, a: Operand, b: Ope
         try:
             if clause.cond is not None and not clause.cond.eval(env, local):
                 continue
-            fields = {**rs.state["set_text"], **local, "a": x, "b": y, "result": result, "op": local["_op_name"], "op_group": local["op"]}
+            fields = {**rs.state["set_text"], **local, "a": x, "b": y, "result": result,
+                      "op": local["_op_name"], "op_group": local["op"]}
             if clause.refuse is not None:
                 raise _Decided(clause.refuse.format(**fields), clause.name)
             value = _as_operand(clause.result.eval(env, local))
