@@ -465,3 +465,19 @@ def test_a_type_map_picked_by_an_option():
 ])
 def test_broken_type_maps(old, new, message):
     fails(MAPS.replace(old, new, 1), message)
+
+
+def test_a_table_s_columns_may_be_a_set():
+    rs = rules("""
+        [sets]
+        small = ["i8", "u8"]
+        [tables.t]
+        columns = "small"
+        rows.i8 = ["i8", "i16"]
+        rows.u8 = ["i16", "u8"]
+        [[rules]]
+        name = "t"
+        result = "table('t', a, b)"
+        """)
+    assert rs.tables["t"].columns == ("i8", "u8")
+    assert answer(rs, "u8", "i8").result == "i16"
