@@ -481,3 +481,41 @@ def test_a_table_s_columns_may_be_a_set():
         """)
     assert rs.tables["t"].columns == ("i8", "u8")
     assert answer(rs, "u8", "i8").result == "i16"
+
+
+def test_lattice_joins_agree_with_brute_force_on_random_dags():
+    import itertools
+    import random
+
+    names = ["bool", "i8", "u8", "i16", "u16", "i32", "i64", "f16", "bf16", "f32"]
+    rng = random.Random(20261122)
+    loaded = rejected = 0
+    for _ in range(150):
+        order = rng.sample(names, rng.randint(3, len(names)))
+        edges = {n: sorted({m for m in order[i + 1:] if rng.random() < 0.3}) for i, n in enumerate(order)}
+        upper = {}
+        for n in reversed(order):
+            upper[n] = {n}.union(*(upper[m] for m in edges[n]))
+        diamond = None
+        for x, y in itertools.combinations(order, 2):
+            common = upper[x] & upper[y]
+            minimal = [c for c in common if not any(d != c and c in upper[d] for d in common)]
+            if len(minimal) > 1:
+                diamond = (x, y)
+                break
+        text = "[lattices.l.edges]\n" + "".join(f'{n} = [{", ".join(repr(m) for m in ms)}]\n'.replace("'", '"')
+                                                 for n, ms in edges.items())
+        text += "[[rules]]\nname = \"j\"\nresult = \"join('l', a, b)\"\n"
+        if diamond:
+            with pytest.raises(RuleFileError, match="no least upper bound"):
+                rules(text)
+            rejected += 1
+            continue
+        rs = rules(text)
+        loaded += 1
+        for x, y in itertools.product(order, repeat=2):
+            common = upper[x] & upper[y]
+            least = [c for c in common if common <= upper[c]]
+            got = answer(rs, x, y).result
+            assert got == (least[0] if least else None), (edges, x, y)
+    assert loaded > 20 and rejected > 20

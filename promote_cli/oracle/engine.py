@@ -264,7 +264,7 @@ def _node(lat: Lattice, x) -> str | None:
     if text in lat.nodes:
         node = text
     elif isinstance(x, Operand):
-        if x.form == WEAK and _PY_NODE[x.kind] in lat.nodes:
+        if x.form == WEAK and _PY_NODE.get(x.kind) in lat.nodes:
             node = _PY_NODE[x.kind]
         elif x.dtype is not None and x.dtype.name in lat.nodes:
             node = x.dtype.name
