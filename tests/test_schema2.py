@@ -3,11 +3,12 @@ an option, N-ary answers, messages with the op group, and defects that are never
 
 from __future__ import annotations
 
+import re
 import textwrap
 
 import pytest
 
-from promote_cli.errors import RuleDefect, RuleFileError
+from promote_cli.errors import RuleDefect, RuleFileError, UsageError
 from promote_cli.oracle.engine import _environment, answer, answer_n
 from promote_cli.oracle.loader import build
 from promote_cli.vocab.dtypes import DTYPES
@@ -519,3 +520,32 @@ def test_lattice_joins_agree_with_brute_force_on_random_dags():
             got = answer(rs, x, y).result
             assert got == (least[0] if least else None), (edges, x, y)
     assert loaded > 20 and rejected > 20
+
+
+@pytest.mark.parametrize("name", ["openvino", "paddle"])
+def test_the_schema_1_form_of_a_rewritten_file_still_loads_and_agrees(name):
+    import itertools
+    from pathlib import Path
+
+    from promote_cli.oracle import registry
+
+    old = registry.load_path(Path(__file__).parent / "data" / "schema1" / f"{name}.toml")
+    new = registry.load(name)
+    assert (old.schema, new.schema) == (1, 2)
+    assert old.types == new.types and list(old.options) == list(new.options)
+    forms = [f"{p}{t.name}" for p in ("", "0d:") for t in new.types] + ["py:int", "py:float", "py:complex", "py:bool"]
+    ops = [names[0] for names in new.ops.values()] if new.ops else ["add"]
+    flags = [dict(zip(new.options, v)) for v in itertools.product((False, True), repeat=2)] if name == "openvino" else [{}]
+    compared = 0
+    for op, options, a, b in itertools.product(ops, flags, forms, forms):
+        try:
+            want = answer(old, a, b, op, options)
+        except UsageError as exc:  # a Python scalar where the file refuses them: the same usage error
+            with pytest.raises(UsageError, match=re.escape(str(exc))):
+                answer(new, a, b, op, options)
+            continue
+        got = answer(new, a, b, op, options)
+        assert (got.result, got.rule, got.reason, got.refusal, got.hint) == (
+            want.result, want.rule, want.reason, want.refusal, want.hint), (op, options, a, b)
+        compared += 1
+    assert compared > 5000
