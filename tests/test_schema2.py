@@ -180,7 +180,8 @@ def test_lets_are_inlined_with_parameters():
     ('x = "c"', "unknown name 'c'"),
     ('"f(x)" = "x"\ng = "f"', "f takes 1 argument(s)"),
     ('"f(x)" = "x"\ng = "f(a, b)"', "f takes 1 argument(s), given 2"),
-    ('i8 = "a"', "would hide a name"),
+    ('i8 = "a"', "'i8' would hide a name"),
+    ('"f(kind)" = "kind"', "'kind' would hide a name"),
     ('x = "table(\'nope\', a, b)"', "names no table"),
 ])
 def test_broken_lets_are_load_errors(let, message):

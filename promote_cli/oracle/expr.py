@@ -197,8 +197,9 @@ def define_lets(raw: dict[str, str], names: Iterable[str], functions: Iterable[s
         name, params = let_signature(key)
         if name in parsed:
             raise ExprError(f"let {name!r} is defined twice")
-        if name in names or name in functions:
-            raise ExprError(f"let {name!r} would hide a name the rules already know")
+        for word in (name, *params):
+            if word in names or word in functions:
+                raise ExprError(f"let {key.strip()!r}: {word!r} would hide a name the rules already know")
         try:
             parsed[name] = (params, text, parse(text))
         except ExprError as exc:
