@@ -145,5 +145,6 @@ def test_mutated_rule_files_fail_cleanly(tmp_path, path, monkeypatch):
             failures.append(f"mutation {n}: {type(exc).__name__}: {str(exc)[:200]}")
             (tmp_path / f"failed-{n}.toml").write_text(text, errors="surrogateescape")
     registry.clear_cache()
-    assert not failures, f"{len(failures)} of {CASES_PER_FILE} mutations of {path.name} failed:\n" + "\n".join(failures[:8])
+    summary = f"{len(failures)} of {CASES_PER_FILE} mutations of {path.name} failed:\n"
+    assert not failures, summary + "\n".join(failures[:8])
     assert 0 < loaded < CASES_PER_FILE, "the generator does not mutate: every file loaded, or none did"
