@@ -165,4 +165,4 @@ def test_a_binary_rule_file_on_the_rules_path_is_a_one_line_error(tmp_path, monk
         code, _, err = run_cli("query", "i8", "i8", "-f", "odd")
     finally:
         registry.clear_cache()
-    assert code == 2 and "not valid TOML" in err and len(err.splitlines()) == 1
+    assert code == 2 and "not UTF-8" in err and len(err.splitlines()) == 1

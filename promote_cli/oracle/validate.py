@@ -37,7 +37,8 @@ class Problem:
     column: int | None = None
 
     def line(self) -> str:
-        where = f" (column {self.column})" if self.column is not None else ""
+        shown = self.column is None or f"column {self.column}" in self.message  # the compiler may say it
+        where = "" if shown else f" (column {self.column})"
         key = f"{self.key}: " if self.key else ""
         return f"{self.file}: {key}{self.message}{where}"
 
@@ -109,7 +110,7 @@ def _problem(label: str, message: str) -> Problem:
     """Split `FILE: KEY: what` (the loader's form) into a Problem."""
     prefix = f"{label}: "
     rest = message[len(prefix):] if message.startswith(prefix) else message
-    if rest.startswith(("not valid TOML", "cannot read")):
+    if rest.startswith(("not ", "cannot ", "too large")):  # the file as a whole: not TOML, not UTF-8, unreadable
         return Problem(label, "", rest)
     clause = _CLAUSE_KEY.match(rest)  # `rules[2] (NAME).if: ...`: the name may hold anything
     if clause:
