@@ -3,6 +3,7 @@
     from promote_cli import query, table, diff, load
     query("cann", "s8", "u8").result                      # 'i16'
     query("openvino", "i8", "u8", options={"promote_unsafe": True}).result
+    query_n("cann", ["i8", "u8", "f16"]).result          # 'f16': N operands, result_type(a, b, c)
     table("cann").results()                               # the full matrix
     diff("cann", "cann@opbase").differences               # where two rulesets disagree
     diff("openvino", "openvino:promote_unsafe=true")      # a side may carry its own options
@@ -26,10 +27,10 @@ from promote_cli.vocab.dtypes import DTYPES, DType, aliases, lookup
 from promote_cli.vocab.operands import Operand
 from promote_cli.vocab.operands import parse as parse_operand
 
-__all__ = ["query", "batch", "BatchLine", "table", "diff", "parse_side", "load", "frameworks", "is_default",
-           "dtypes", "aliases", "verify", "validate", "cast_pairs", "cast_array", "cast_file", "Answer", "DType",
-           "DTYPES", "lookup", "Operand", "parse_operand", "PromoteError", "Refusal", "RuleDefect", "RuleFileError",
-           "UsageError"]
+__all__ = ["query", "query_n", "batch", "BatchLine", "table", "diff", "parse_side", "load", "frameworks",
+           "is_default", "dtypes", "aliases", "verify", "validate", "cast_pairs", "cast_array", "cast_file", "Answer",
+           "DType", "DTYPES", "lookup", "Operand", "parse_operand", "PromoteError", "Refusal", "RuleDefect",
+           "RuleFileError", "UsageError"]
 
 MAX_LINE_BYTES = 65536  # a batch line longer than this is an error line (a pair is a few dozen bytes)
 
@@ -48,6 +49,17 @@ def query(framework: str, a, b, op: str = "add", options: dict | None = None) ->
     from promote_cli.oracle.engine import answer
 
     return answer(load(framework), a, b, op, options)
+
+
+def query_n(framework: str, operands, op: str = "add", options: dict | None = None) -> Answer:
+    """The answer of `framework` for two or more operands (`result_type(a, b, c, ...)`), as the ruleset's
+    `[nary]` says (folded pairwise from the left, or one join on a lattice); `.operands` lists them all."""
+    from promote_cli.oracle.engine import answer_n
+
+    operands = list(operands)
+    if len(operands) < 2:
+        raise UsageError("an N-operand query takes two or more operands")
+    return answer_n(load(framework), operands, op, options)
 
 
 @dataclass

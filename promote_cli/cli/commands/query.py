@@ -31,11 +31,12 @@ FLUSH_EVERY = 4096  # batch lines written at once
               help="text: the result alone; json: one object with the rule and reason.")
 @click.option("--batch", is_flag=True, help="Read `A B` pairs from stdin, one per line; answer each in order.")
 def query(operands, framework, op, options, fmt, batch):
-    """The common dtype of A and B under a framework's rules.
+    """The common dtype of A and B (or of A B C ...) under a framework's rules.
 
     \b
     Operands: DTYPE, 0d:DTYPE (rank-0 tensor), py:bool|int|float|complex (Python scalar),
     weak:DTYPE or DTYPE? (weakly typed / ambiguous).
+    More than two operands: the result type of them all, as the framework's rules combine them.
     Exit codes: 0 answered, 1 the framework refuses the pair, 2 usage or input error.
     """
     framework = require_framework(framework)
@@ -45,9 +46,12 @@ def query(operands, framework, op, options, fmt, batch):
         if operands:
             raise UsageError("--batch reads pairs from stdin; give no operands")
         sys.exit(_batch(framework, op, opts, out))
-    if len(operands) != 2:
-        raise UsageError("query takes two operands: promote query A B -f FRAMEWORK")
-    ans = promote_cli.query(framework, operands[0], operands[1], op, opts)
+    if len(operands) < 2:
+        raise UsageError("query takes two operands (or more): promote query A B [C ...] -f FRAMEWORK")
+    if len(operands) == 2:
+        ans = promote_cli.query(framework, operands[0], operands[1], op, opts)
+    else:
+        ans = promote_cli.query_n(framework, operands, op, opts)
     formats.emit(out.answer(ans))
     if ans.result is None:
         click.echo(f"promote: {one_line(_refusal_line(ans))}", err=True)
@@ -56,7 +60,10 @@ def query(operands, framework, op, options, fmt, batch):
 
 def _refusal_line(ans) -> str:
     """One line for stderr explaining a refusal, with the option that would allow the pair."""
-    text = f"{ans.framework} refuses {ans.a} {ans.op} {ans.b}: {ans.refusal}"
+    if ans.operands is not None and len(ans.operands) > 2:
+        text = f"{ans.framework} refuses {ans.op} of {', '.join(ans.operands)}: {ans.refusal}"
+    else:
+        text = f"{ans.framework} refuses {ans.a} {ans.op} {ans.b}: {ans.refusal}"
     if ans.hint:
         text += f" (with -O {ans.hint['option']}={ans.hint['value']} the result is {ans.hint['result']})"
     return text
