@@ -23,7 +23,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from promote_cli.numerics.tosa_cast import LEGAL, TOSA_TYPES, cast_array, reference_cast  # noqa: E402
+from promote_cli.numerics.cast import cast_array  # noqa: E402
+from promote_cli.numerics.legality import LEGAL, TOSA_TYPES  # noqa: E402
+from promote_cli.numerics.reference import reference_cast  # noqa: E402
 from promote_cli.vocab.numpy_types import numpy_dtype  # noqa: E402
 
 

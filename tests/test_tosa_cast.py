@@ -15,14 +15,9 @@ ml_dtypes = pytest.importorskip("ml_dtypes")
 pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
 
 from promote_cli.errors import UsageError  # noqa: E402
-from promote_cli.numerics.tosa_cast import (  # noqa: E402
-    EXTENDED_TYPES,
-    LEGAL,
-    TOSA_TYPES,
-    CastStats,
-    cast_array,
-    check_pair,
-)
+from promote_cli.numerics.cast import cast_array  # noqa: E402
+from promote_cli.numerics.legality import EXTENDED_TYPES, LEGAL, TOSA_TYPES, check_pair  # noqa: E402
+from promote_cli.numerics.stats import CastStats  # noqa: E402
 from promote_cli.probes import tosa as probe  # noqa: E402
 from promote_cli.vocab.numpy_types import canonical_of, numpy_dtype  # noqa: E402
 

@@ -1,7 +1,7 @@
 """Casting `.npy` files: the streaming driver behind `promote cast`.
 
 `cast_file` reads the input a chunk at a time (`npyio.ChunkReader`), casts each
-chunk with `tosa_cast.cast_array`, adds up the statistics and writes the output
+chunk with `numerics.cast.cast_array`, adds up the statistics and writes the output
 atomically (`npyio.atomic_output`), so memory stays bounded whatever the file
 size and an interrupted cast leaves no output behind. `cast_files` does several
 files in worker processes and hands the results back in input order.
@@ -130,7 +130,7 @@ def cast_file(
     (default `npyio.DEFAULT_CHUNK_BYTES`). `threads` > 1 casts that many chunks at a
     time in threads (default 1: casting in this thread while others read and write). Returns a `CastReport` with the element statistics.
     """
-    from promote_cli.numerics import tosa_cast
+    from promote_cli.numerics import cast as tosa_cast  # cast_array, check_pair
 
     if not to:
         raise UsageError("no target dtype given (--to)")

@@ -72,6 +72,10 @@ class DType:
         return _PRIORITY[self.kind]
 
     @property
+    def is_integer(self) -> bool:
+        return self.kind in ("signed", "unsigned")
+
+    @property
     def is_binary_float(self) -> bool:
         """A float with exponent bits (not a table of values like nf4)."""
         return self.kind == "float" and self.exp_bits > 0
