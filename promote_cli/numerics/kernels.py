@@ -556,7 +556,18 @@ def _i32_to_f16(x, out, acc, sc):
 
 
 def _bf16_to_f32(x, out, acc, sc):
-    np.left_shift(x.view(np.uint16), np.uint32(16), out=out.view(np.uint32), casting="unsafe")
+    """bf16 -> f32: the bf16 pattern in the high half; NaN -> the quiet NaN of its sign
+    (the shift alone would keep payloads and signalling NaN)."""
+    m = x.size
+    u = x.view(np.uint16)
+    o = out.view(np.uint32)
+    np.left_shift(u, np.uint32(16), out=o, casting="unsafe")
+    a = sc("ya16", np.uint16, m)
+    np.bitwise_and(u, np.uint16(0x7FFF), out=a)
+    nan = np.greater(a, np.uint16(0x7F80), out=sc("bn", np.bool_, m))
+    if nan.any():
+        i = np.flatnonzero(nan)   # few: fancy indexing on them beats a masked pass
+        o[i] = (o[i] & np.uint32(0x8000_0000)) | np.uint32(0x7FC0_0000)
 
 
 def _f32_via_bf16_lut(dst: str, saturate: bool):
