@@ -1,7 +1,7 @@
 """Casting `.npy` files: the streaming driver behind `promote cast`.
 
 `cast_file` reads the input a chunk at a time (`npyio.ChunkReader`), casts each
-chunk with `numerics.cast.cast_array`, adds up the statistics and writes the output
+chunk with `tosa_cast.cast_array`, adds up the statistics and writes the output
 atomically (`npyio.atomic_output`), so memory stays bounded whatever the file
 size and an interrupted cast leaves no output behind. `cast_files` does several
 files in worker processes and hands the results back in input order.
