@@ -4,6 +4,7 @@ the frameworks use, and a type added to the data needs no code."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import subprocess
@@ -194,3 +195,22 @@ def test_derived_maxima_by_encoding():
     assert dtypes._float_max(4, 3, 8, "fnuz") == 240
     assert dtypes._float_max(8, 0, 127, "e8m0") == 2.0 ** 127
     assert dtypes._float_max(2, 1, 1, "none") == 6
+
+
+def test_promote_dtypes_lists_the_new_formats_and_traits():
+    from click.testing import CliRunner
+
+    from promote_cli.cli import main
+
+    out = CliRunner().invoke(main, ["dtypes", "--format", "json"])
+    assert out.exit_code == 0, out.output
+    rows = {r["name"]: r for r in json.loads(out.stdout)}
+    for name in ("f8e4m3ieee", "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz", "f8e3m4", "f6e2m3", "f6e3m2", "i2", "u2"):
+        assert name in rows
+    e4m3 = rows["f8e4m3ieee"]
+    assert (e4m3["max"], e4m3["inf"], e4m3["specials"], e4m3["bias"]) == (240.0, True, "ieee", 7)
+    assert "float8_e4m3" in e4m3["aliases"] and e4m3["spellings"]["jax"] == ["float8_e4m3"]
+    assert rows["f8e4m3fnuz"]["numpy"] == "ml_dtypes.float8_e4m3fnuz"
+    assert rows["f8e8m0"]["signed"] is False and rows["f8e8m0"]["specials"] == "e8m0"
+    text = CliRunner().invoke(main, ["dtypes"]).stdout
+    assert "f8e4m3b11fnuz" in text
