@@ -19,12 +19,14 @@ from promote_cli.numerics.cast import cast_array  # noqa: E402
 from promote_cli.numerics.legality import EXTENDED_TYPES, LEGAL, TOSA_TYPES, check_pair  # noqa: E402
 from promote_cli.numerics.stats import CastStats  # noqa: E402
 from promote_cli.probes import tosa as probe  # noqa: E402
+from promote_cli.vocab.dtypes import DTYPES  # noqa: E402
 from promote_cli.vocab.numpy_types import canonical_of, numpy_dtype  # noqa: E402
 
 RECORDING = Path(__file__).parent / "data" / "recordings" / "tosa-cast"
 MANIFEST, DATA = probe.load_cast_recording(RECORDING)
-FLOATS = ("f8e4m3", "f8e5m2", "bf16", "f16", "f32", "f64")
-INTS = ("i4", "i8", "i16", "i32", "i64", "u4", "u8", "u16", "u32", "u64")
+FLOATS = tuple(t for t in EXTENDED_TYPES if DTYPES[t].kind == "float")
+INTS = tuple(t for t in EXTENDED_TYPES if DTYPES[t].is_integer)
+SUB_BYTE = tuple(t for t in INTS if DTYPES[t].bits < 8)
 
 
 def _values(src: str, bits: np.ndarray) -> np.ndarray:
@@ -189,15 +191,15 @@ def _oracle_float(v: np.ndarray, dst: str, saturate: bool) -> np.ndarray:
     if saturate:
         out = np.where(over, float(finfo.max), out)
     else:
-        out = np.where(over, np.inf if dst != "f8e4m3" else np.nan, out)
+        out = np.where(over, np.inf if DTYPES[dst].has_inf else np.nan, out)
     out = np.where(np.isnan(v), np.nan, np.copysign(out, v))
     with np.errstate(over="ignore", invalid="ignore"):
         return out.astype(dt)
 
 
 def _oracle(x: np.ndarray, src: str, dst: str, saturate: bool) -> np.ndarray:
-    if src in ("i4", "u4"):
-        x = x.astype(np.int8 if src == "i4" else np.uint8)
+    if src in SUB_BYTE:
+        x = x.astype(np.int8 if DTYPES[src].kind == "signed" else np.uint8)
     if dst == "bool":
         return x.astype(np.float64) != 0 if src in FLOATS else x != 0
     if src == "bool":
@@ -244,8 +246,9 @@ def _sample(src: str) -> np.ndarray:
     dt = numpy_dtype(src)
     if src == "bool":
         return np.array([False, True])
-    if src in ("i4", "u4"):
-        return np.arange(-8 if src == "i4" else 0, 8 if src == "i4" else 16).astype(dt)
+    if src in SUB_BYTE:
+        d = DTYPES[src]
+        return np.arange(int(d.min), int(d.max) + 1).astype(dt)
     if dt.itemsize == 1:
         return np.arange(256, dtype=np.uint8).view(dt)
     if src in FLOATS:
@@ -287,7 +290,7 @@ def test_extended_mode_matches_float64_oracle(src):
 
 def test_saturate_clamps_to_largest_finite():
     x = np.array([3.4e38, -3.4e38, np.inf, -np.inf, np.nan, 1.0], np.float32)
-    for dst in ("f8e4m3", "f8e5m2", "f16", "bf16"):
+    for dst in ("f8e4m3", "f8e5m2", "f8e4m3ieee", "f8e3m4", "f16", "bf16"):
         y, st = cast_array(x, dst, mode="extended", saturate=True)
         big = float(ml_dtypes.finfo(numpy_dtype(dst)).max)
         yf = y.astype(np.float64)
@@ -296,7 +299,7 @@ def test_saturate_clamps_to_largest_finite():
         assert st.saturated == 4 and st.nan_in == 1 and st.exact == 1
         y2, st2 = cast_array(x, dst, mode="extended")
         assert st2.saturated == 0
-        assert st2.overflow_inf + st2.overflow_nan == (2 if dst != "f8e4m3" else 4)
+        assert st2.overflow_inf + st2.overflow_nan == (2 if DTYPES[dst].has_inf else 4)
 
 
 # --------------------------------------------------------------------------- statistics

@@ -556,17 +556,17 @@ def _i32_to_f16(x, out, acc, sc):
 
 
 def _bf16_to_f32(x, out, acc, sc):
-    """bf16 -> f32: the bf16 pattern in the high half; NaN -> the quiet NaN of its sign
-    (the shift alone would keep payloads and signalling NaN)."""
+    """bf16 -> f32: the bf16 pattern in the high half (ml_dtypes' widening, about twice
+    as fast as a shift); NaN -> the quiet NaN of its sign (the widening keeps payloads
+    and signalling NaN)."""
     m = x.size
     u = x.view(np.uint16)
     o = out.view(np.uint32)
-    np.left_shift(u, np.uint32(16), out=o, casting="unsafe")
+    np.copyto(out, x, casting="unsafe")
     a = sc("ya16", np.uint16, m)
     np.bitwise_and(u, np.uint16(0x7FFF), out=a)
-    nan = np.greater(a, np.uint16(0x7F80), out=sc("bn", np.bool_, m))
-    if nan.any():
-        i = np.flatnonzero(nan)   # few: fancy indexing on them beats a masked pass
+    if m and a.max() > 0x7F80:    # a block with NaN
+        i = np.flatnonzero(np.greater(a, np.uint16(0x7F80), out=sc("bn", np.bool_, m)))
         o[i] = (o[i] & np.uint32(0x8000_0000)) | np.uint32(0x7FC0_0000)
 
 
@@ -574,7 +574,7 @@ def _f32_via_bf16_lut(dst: str, saturate: bool):
     """float32 -> 8-bit float: round to odd at bfloat16 precision, then the bf16 table.
 
     Truncating to bf16 and setting the last bit when any dropped bit was set keeps the
-    information a correct rounding to <= 5 significant bits needs (round-to-odd).  The
+    information a correct rounding to <= 6 significant bits needs (round-to-odd).  The
     statistics are the bf16 table's, counted on the rounded-to-odd patterns: an f32 value
     whose dropped bits are not all zero maps to a bf16 pattern with its last bit set, which
     no fp8 value has, so both fall in the same category (rounded, overflow or NaN).
@@ -727,8 +727,9 @@ def _i32_to_bf16_kernel(src, dst, saturate):
     return _i32_to_bf16
 
 
-@accelerates(lambda s, d, sat: s.name == "f32" and d.name in ("f8e4m3", "f8e5m2"))
-def _f32_to_fp8(src, dst, saturate):
+@accelerates(lambda s, d, sat: s.name == "f32" and d.kind == "float" and d.bits == 8
+             and d.man_bits + 2 <= DTYPES["bf16"].man_bits)
+def _f32_to_fp8(src, dst, saturate):             # bf16 keeps two more bits than dst needs
     return _f32_via_bf16_lut(dst, saturate)
 
 

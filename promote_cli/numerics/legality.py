@@ -14,16 +14,21 @@ TOSA_TYPES: tuple[str, ...] = (
     "bool", "i8", "i16", "i32", "i64", "f16", "bf16", "f32", "f8e4m3", "f8e5m2",
 )
 
-#: canonical dtypes usable with mode="extended": every real numeric type numpy and
-#: ml_dtypes hold whose values have a sign and a NaN or are integers, and whose CAST
-#: semantics the reference implements.  Left out: f4e2m1, f6e2m3, f6e3m2 (no NaN) and
-#: f8e8m0 (no sign, no zero): CAST's NaN and overflow rules do not apply; the fnuz
-#: formats (their NaN is the negative-zero pattern); f8e4m3ieee, f8e3m4, i2, u2 (not
-#: yet); nf4 and u1 (no numpy dtype); complex types (not real).
-EXTENDED_TYPES: tuple[str, ...] = (
-    "bool", "i4", "i8", "i16", "i32", "i64", "u4", "u8", "u16", "u32", "u64",
-    "f8e4m3", "f8e5m2", "bf16", "f16", "f32", "f64",
-)
+def _extended(d) -> bool:
+    """Does CAST's semantics extend to `d`? Booleans and integers; floats whose NaN and
+    overflow rules CAST defines: a sign, a NaN, IEEE-style or "fn" encoding, whole bytes.
+    Left out: f4e2m1, f6e2m3, f6e3m2 (no NaN), f8e8m0 (no sign, no zero), the fnuz
+    formats (their NaN is the negative-zero pattern), nf4 and u1 (no numpy dtype) and
+    complex types (not real)."""
+    if not d.numpy:
+        return False
+    if d.kind == "bool" or d.is_integer:
+        return True
+    return d.kind == "float" and d.specials in ("ieee", "fn") and d.signed and d.bits % 8 == 0
+
+
+#: canonical dtypes usable with mode="extended", in the vocabulary's order
+EXTENDED_TYPES: tuple[str, ...] = tuple(name for name, d in DTYPES.items() if _extended(d))
 
 MODES = ("tosa", "extended")
 
