@@ -7,19 +7,17 @@ boundaries of every output format, rounding ties, subnormals, seeded random valu
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-np = pytest.importorskip("numpy")
-pytest.importorskip("ml_dtypes")
-
-from promote_cli.numerics import kernels  # noqa: E402
-from promote_cli.numerics.cast import cast_array  # noqa: E402
-from promote_cli.numerics.legality import EXTENDED_TYPES, LEGAL  # noqa: E402
-from promote_cli.numerics.reference import classify, reference_cast  # noqa: E402
-from promote_cli.numerics.stats import stats_of_classes  # noqa: E402
-from promote_cli.probes import tosa as probe  # noqa: E402
-from promote_cli.vocab.dtypes import DTYPES  # noqa: E402
-from promote_cli.vocab.numpy_types import numpy_dtype  # noqa: E402
+from promote_cli.numerics import kernels
+from promote_cli.numerics.cast import cast_array
+from promote_cli.numerics.legality import EXTENDED_TYPES, LEGAL
+from promote_cli.numerics.reference import classify, reference_cast
+from promote_cli.numerics.stats import stats_of_classes
+from promote_cli.probes import tosa as probe
+from promote_cli.vocab.dtypes import DTYPES
+from promote_cli.vocab.numpy_types import numpy_dtype
 
 #: long enough to need two blocks, and odd
 LENGTH = kernels.BLOCK + 4097
