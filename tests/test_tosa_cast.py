@@ -366,3 +366,9 @@ def test_nan_bits_match_reference_model(pair):
     y, _ = cast_array(_values(src, bits), dst, src=src)
     got = np.ascontiguousarray(y).view(expected.dtype)
     assert (got == expected).all(), np.flatnonzero(got != expected)[:8]
+
+
+def test_the_probe_speaks_the_tosa_types():
+    """The probe's serializer names cover exactly legality's TOSA types (stated there once)."""
+    assert tuple(probe.TO_TOSA) == TOSA_TYPES
+    assert set(probe.FROM_SPEC.values()) <= set(TOSA_TYPES)
