@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from promote_cli.numerics import kernels
+from promote_cli.numerics import blocks, kernels
 from promote_cli.numerics.cast import cast_array
 from promote_cli.numerics.legality import EXTENDED_TYPES, LEGAL
 from promote_cli.numerics.reference import classify, reference_cast
@@ -20,7 +20,7 @@ from promote_cli.vocab.dtypes import DTYPES
 from promote_cli.vocab.numpy_types import numpy_dtype
 
 #: long enough to need two blocks, and odd
-LENGTH = kernels.BLOCK + 4097
+LENGTH = blocks.BLOCK + 4097
 
 TRIPLES = sorted({(s, d, False, "tosa") for s, d in LEGAL}
                  | {(s, d, sat, "extended") for s in EXTENDED_TYPES for d in EXTENDED_TYPES for sat in (False, True)})

@@ -9,7 +9,8 @@ import threading
 import numpy as np
 
 from promote_cli.errors import UsageError
-from promote_cli.numerics.kernels import BLOCK, Scratch, kernel_for
+from promote_cli.numerics.blocks import BLOCK, Scratch
+from promote_cli.numerics.kernels import kernel_for
 from promote_cli.numerics.legality import check_pair
 from promote_cli.numerics.stats import CastStats, Counts
 from promote_cli.vocab.numpy_types import canonical_of, numpy_dtype
