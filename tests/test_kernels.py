@@ -133,3 +133,23 @@ def test_every_triple_has_a_named_kernel():
     names = {kernels.kernel_name(s, d, sat) for s, d, sat, _ in TRIPLES}
     assert {"table", "f32_to_bf16_kernel", "f32_to_f16_kernel", "f32_to_fp8", "sub_byte"} <= names
     assert kernels.kernel_name("i64", "f16", False) == "reference"
+
+
+#: low 16 bits combined with every high half: zero, one, and both sides of the rounding
+#: points of f16 (13 dropped bits) and bf16 (16); the fp8 ones lie in the high half
+LOW_HALVES = (0, 1, 0x0FFF, 0x1000, 0x1001, 0x7FFF, 0x8000, 0x8001, 0xFFFF)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("src", ["f32", "i32"])
+def test_32_bit_kernels_on_every_high_half(src):
+    """Every 16-bit high half (for f32: sign, exponent and 7 mantissa bits) with each of
+    LOW_HALVES and a few random low halves: every kernel from a 32-bit source."""
+    high = np.arange(1 << 16, dtype=np.uint32) << np.uint32(16)
+    lows = np.array(LOW_HALVES + tuple(np.random.default_rng(5).integers(0, 1 << 16, 4)), np.uint32)
+    x = (high[:, None] | lows[None, :]).ravel().view(numpy_dtype(src))
+    bad = []
+    for s, dst, saturate, mode in TRIPLES:
+        if s == src:
+            bad += _disagreements(x, src, dst, saturate, mode)
+    assert not bad, "\n".join(bad)
