@@ -113,7 +113,7 @@ def _float_max(exp_bits: int, man_bits: int, bias: int, specials: str) -> float:
 
 
 def _build(name: str, t: dict, done: dict[str, DType]) -> DType:
-    def need(key, kind=None):
+    def need(key):
         if key not in t:
             raise ValueError(f"dtype {name}: missing {key!r}")
         return t[key]
@@ -152,12 +152,14 @@ def _build(name: str, t: dict, done: dict[str, DType]) -> DType:
                          f"{man_bits} mantissa bits")
     bias = need("bias")
     fmax = _float_max(exp_bits, man_bits, bias, specials)
-    d = DType(name, kind, bits, exp_bits, man_bits, fmax, -fmax, has_inf, has_nan, doc, bias=bias,
-              specials=specials, signed=signed, numpy=numpy)
-    if not signed:
-        d = DType(name, kind, bits, exp_bits, man_bits, fmax, d.smallest_subnormal if specials == "e8m0" else 0.0,
-                  has_inf, has_nan, doc, bias=bias, specials=specials, signed=False, numpy=numpy)
-    return d
+    if signed:
+        fmin = -fmax
+    elif specials == "e8m0":                       # no zero: the lowest value is the smallest
+        fmin = 2.0 ** (-bias)
+    else:
+        fmin = 0.0
+    return DType(name, kind, bits, exp_bits, man_bits, fmax, fmin, has_inf, has_nan, doc, bias=bias,
+                 specials=specials, signed=signed, numpy=numpy)
 
 
 def load(path: Path = DATA) -> tuple[dict[str, DType], dict[str, dict[str, list[str]]]]:
