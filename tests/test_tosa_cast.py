@@ -291,7 +291,8 @@ def test_extended_mode_matches_float64_oracle(src):
 
 def test_saturate_clamps_to_largest_finite():
     x = np.array([3.4e38, -3.4e38, np.inf, -np.inf, np.nan, 1.0], np.float32)
-    for dst in ("f8e4m3", "f8e5m2", "f8e4m3ieee", "f8e3m4", "f16", "bf16"):
+    for dst in ("f8e4m3", "f8e5m2", "f8e4m3ieee", "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz", "f8e3m4",
+                "f16", "bf16"):
         y, st = cast_array(x, dst, mode="extended", saturate=True)
         big = float(ml_dtypes.finfo(numpy_dtype(dst)).max)
         yf = y.astype(np.float64)
@@ -372,3 +373,12 @@ def test_the_probe_speaks_the_tosa_types():
     """The probe's serializer names cover exactly legality's TOSA types (stated there once)."""
     assert tuple(probe.TO_TOSA) == TOSA_TYPES
     assert set(probe.FROM_SPEC.values()) <= set(TOSA_TYPES)
+
+
+@pytest.mark.parametrize("dst", ["f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz"])
+def test_fnuz_formats_have_no_negative_zero_and_one_nan(dst):
+    x = np.array([-0.0, -1e-30, np.nan, -np.nan, np.inf, 1.0], np.float32)
+    y, st = cast_array(x, dst, mode="extended")
+    assert y.view(np.uint8).tolist() == [0, 0, 0x80, 0x80, 0x80, y.view(np.uint8)[5]]
+    assert y.view(np.uint8).tolist() == x.astype(numpy_dtype(dst)).view(np.uint8).tolist()
+    assert (st.nan_in, st.overflow_nan, st.rounded, st.exact) == (2, 1, 1, 2)

@@ -16,15 +16,14 @@ TOSA_TYPES: tuple[str, ...] = (
 
 def _extended(d) -> bool:
     """Does CAST's semantics extend to `d`? Booleans and integers; floats whose NaN and
-    overflow rules CAST defines: a sign, a NaN, IEEE-style or "fn" encoding, whole bytes.
-    Left out: f4e2m1, f6e2m3, f6e3m2 (no NaN), f8e8m0 (no sign, no zero), the fnuz
-    formats (their NaN is the negative-zero pattern), nf4 and u1 (no numpy dtype) and
-    complex types (not real)."""
+    overflow rules CAST defines: a sign, a NaN, whole bytes. Left out: f4e2m1, f6e2m3,
+    f6e3m2 (no NaN), f8e8m0 (no sign, no zero), nf4 and u1 (no numpy dtype) and complex
+    types (not real)."""
     if not d.numpy:
         return False
     if d.kind == "bool" or d.is_integer:
         return True
-    return d.kind == "float" and d.specials in ("ieee", "fn") and d.signed and d.bits % 8 == 0
+    return d.kind == "float" and d.specials in ("ieee", "fn", "fnuz") and d.signed and d.bits % 8 == 0
 
 
 #: canonical dtypes usable with mode="extended", in the vocabulary's order

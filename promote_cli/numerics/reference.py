@@ -8,7 +8,8 @@ Semantics (TOSA 1.x, CAST):
   range is +-inf, except for f8e4m3 (no infinities), which follows the OCP OFP8
   non-saturating mode and gives NaN;
 * bool -> number gives 0 or 1; number -> bool is ``x != 0`` (NaN -> true);
-* NaN stays NaN (same sign, the output type's quiet NaN).
+* NaN stays NaN (same sign, the output type's quiet NaN; the "fnuz" formats of the
+  extended mode have one unsigned NaN, and give +0 for -0).
 
 Where the specification leaves a choice, this module makes one deterministic choice:
 
@@ -54,6 +55,7 @@ class FloatFormat:
     bias: int
     has_inf: bool
     bits: int
+    unsigned_zero: bool = False    # "fnuz": NaN is the negative-zero pattern
 
     @property
     def emin(self) -> int:
@@ -63,6 +65,8 @@ class FloatFormat:
     def max_bits(self) -> int:  # largest finite magnitude
         if self.has_inf:
             return ((1 << self.exp_bits) - 1 << self.man_bits) - 1
+        if self.unsigned_zero:
+            return (1 << (self.exp_bits + self.man_bits)) - 1  # e4m3fnuz: S.1111.111
         return (1 << (self.exp_bits + self.man_bits)) - 2  # e4m3fn: S.1111.110
 
     @property
@@ -70,9 +74,11 @@ class FloatFormat:
         return self.max_bits + 1
 
     @property
-    def nan_bits(self) -> int:  # quiet NaN, positive
+    def nan_bits(self) -> int:  # quiet NaN, positive (fnuz: the one NaN, 1.0000.000)
         if self.has_inf:
             return self.inf_bits | (1 << (self.man_bits - 1))
+        if self.unsigned_zero:
+            return self.sign_bit
         return (1 << (self.exp_bits + self.man_bits)) - 1
 
     @property
@@ -86,12 +92,13 @@ class FloatFormat:
 
 @functools.lru_cache(maxsize=None)
 def float_format(name: str) -> FloatFormat:
-    """The bit layout of float type `name`: IEEE-style or "fn" (NaN all ones, no inf),
-    signed, whole bytes: the formats CAST's NaN and overflow rules apply to."""
+    """The bit layout of float type `name`: IEEE-style, "fn" (NaN all ones, no inf) or
+    "fnuz" (NaN the negative-zero pattern, no inf), signed, whole bytes: the formats
+    CAST's NaN and overflow rules apply to."""
     d = DTYPES[name]
-    if d.kind != "float" or d.specials not in ("ieee", "fn") or not d.signed or d.bits % 8:
+    if d.kind != "float" or d.specials not in ("ieee", "fn", "fnuz") or not d.signed or d.bits % 8:
         raise ValueError(f"{name} is not a float format the reference cast implements")
-    return FloatFormat(d.exp_bits, d.man_bits, d.bias, d.has_inf, d.bits)
+    return FloatFormat(d.exp_bits, d.man_bits, d.bias, d.has_inf, d.bits, d.specials == "fnuz")
 
 
 def _is_int(t: str) -> bool:
@@ -106,7 +113,9 @@ _MANT64 = _U64((1 << 52) - 1)
 def f64_to_bits(v: np.ndarray, dst: str, saturate: bool) -> np.ndarray:
     """Round float64 values to format `dst` (nearest, ties to even); return its bit patterns.
 
-    Overflow (and infinite input) gives +-inf, NaN for f8e4m3, or +-max with saturate.
+    Overflow (and infinite input) gives +-inf, NaN for formats without infinities, or
+    +-max with saturate. Formats with an unsigned zero ("fnuz") give +0 for -0 and for
+    negative values that round to zero, and their one NaN for NaN.
     """
     fmt = float_format(dst)
     m = fmt.man_bits
@@ -136,6 +145,8 @@ def f64_to_bits(v: np.ndarray, dst: str, saturate: bool) -> np.ndarray:
         big = fmt.nan_bits
     bits = np.where(over, big, bits)
     bits = np.where(isnan, fmt.nan_bits, bits)
+    if fmt.unsigned_zero:
+        neg &= bits != 0                         # no negative zero (NaN is the sign bit alone)
     bits = bits.astype(np.uint64) | np.where(neg, _U64(fmt.sign_bit), _U64(0))
     return bits.astype(fmt.uint)
 
