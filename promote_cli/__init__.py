@@ -28,9 +28,9 @@ from promote_cli.vocab.operands import Operand
 from promote_cli.vocab.operands import parse as parse_operand
 
 __all__ = ["query", "query_n", "batch", "BatchLine", "table", "diff", "parse_side", "load", "frameworks",
-           "is_default", "dtypes", "aliases", "verify", "validate", "cast_pairs", "cast_array", "cast_file", "Answer",
-           "DType", "DTYPES", "lookup", "Operand", "parse_operand", "PromoteError", "Refusal", "RuleDefect",
-           "RuleFileError", "UsageError"]
+           "is_default", "dtypes", "aliases", "spellings", "verify", "validate", "cast_pairs", "cast_array",
+           "cast_file", "Answer", "DType", "DTYPES", "lookup", "Operand", "parse_operand", "PromoteError", "Refusal",
+           "RuleDefect", "RuleFileError", "UsageError"]
 
 MAX_LINE_BYTES = 65536  # a batch line longer than this is an error line (a pair is a few dozen bytes)
 
@@ -236,6 +236,13 @@ def dtypes(framework: str | None = None) -> list[DType]:
     return [d for d in DTYPES.values() if d in have]
 
 
+def spellings(name: str) -> dict[str, list[str]]:
+    """How each framework spells a canonical dtype (`{"numpy": [...], "openvino": [...], ...}`)."""
+    from promote_cli.vocab.dtypes import SPELLINGS
+
+    return dict(SPELLINGS.get(lookup(name).name, {}))
+
+
 def verify(framework: str, recording: str | None = None, save: str | None = None):
     """A `Report` of a ruleset against a saved recording or, without one, the live framework (and the probe's own
     checks, such as TOSA's CAST kernels against the reference model); `.agrees` is the verdict. A recording is
@@ -252,8 +259,8 @@ def verify(framework: str, recording: str | None = None, save: str | None = None
 
 
 def cast_pairs() -> dict[tuple[str, str], str]:
-    """The legal TOSA CAST pairs, (from, to) -> the profile or extension that requires each (loads numpy)."""
-    from promote_cli.numerics.tosa_cast import LEGAL
+    """The legal TOSA CAST pairs, (from, to) -> the profile or extension that requires each."""
+    from promote_cli.numerics.legality import LEGAL
 
     return dict(LEGAL)
 
@@ -271,7 +278,7 @@ def validate(paths) -> list:
 def __getattr__(name: str):
     # The numeric parts load numpy and ml_dtypes: only on first use.
     if name == "cast_array":
-        from promote_cli.numerics.tosa_cast import cast_array
+        from promote_cli.numerics.cast import cast_array
 
         return cast_array
     if name == "cast_file":

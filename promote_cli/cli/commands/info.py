@@ -56,7 +56,8 @@ def dtypes(framework, fmt, color):
     """The canonical dtype names, what each is, and the spellings accepted for it."""
     rows = [{"name": d.name, "kind": d.kind, "bits": d.bits, "exp_bits": d.exp_bits, "man_bits": d.man_bits,
              "max": d.max, "min": d.min, "inf": d.has_inf, "nan": d.has_nan, "doc": d.doc,
-             "aliases": promote_cli.aliases(d.name)}
+             "aliases": promote_cli.aliases(d.name), "bias": d.bias, "specials": d.specials, "signed": d.signed,
+             "numpy": d.numpy, "spellings": promote_cli.spellings(d.name)}
             for d in promote_cli.dtypes(framework)]
     header = ["name", "kind", "bits", "exp", "man", "max", "inf", "nan", "description", "aliases"]
     records = [[r["name"], r["kind"], str(r["bits"]), str(r["exp_bits"]), str(r["man_bits"]), f"{r['max']:.6g}",
