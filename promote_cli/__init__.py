@@ -1,6 +1,6 @@
 """promote: a type-promotion oracle for machine-learning frameworks.
 
-    from promote_cli import query, table, diff, load
+    from promote_cli import query, query_n, table, diff, batch, validate, load
     query("cann", "s8", "u8").result                      # 'i16'
     query("openvino", "i8", "u8", options={"promote_unsafe": True}).result
     query_n("cann", ["i8", "u8", "f16"]).result          # 'f16': N operands, result_type(a, b, c)
