@@ -11,7 +11,8 @@ What is asked
                      either side, and a Python scalar (``py:bool|int|float|complex``) on
                      either side;
     ``result_type``  ``xp.result_type(x, y)`` on the same arrays and scalars, and on
-                     triples (``[op, [a, b, c], null, options, result, error]``).
+                     triples (the recording's ``nary`` list:
+                       ``[op, [a, b, c], null, options, result, error]``).
 
 How the answer is read
     The result's dtype, or the first line of the exception's message.  ``add`` of two
@@ -116,7 +117,7 @@ def record(api_version: str | None = None) -> dict:
 
     api_version = api_version or api_versions()[-1]
     before = xp.get_array_api_strict_flags()["api_version"]
-    cases = []
+    cases, nary = [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         xp.set_array_api_strict_flags(api_version=api_version)
@@ -126,7 +127,7 @@ def record(api_version: str | None = None) -> dict:
                 cases.append([op, a, b, {}, result, error])
             for triple in itertools.product(TRIPLE_OPERANDS, repeat=3):
                 result, error = ask("result_type", list(triple))
-                cases.append(["result_type", list(triple), None, {}, result, error])
+                nary.append(["result_type", list(triple), None, {}, result, error])
         finally:
             xp.set_array_api_strict_flags(api_version=before)
     return {
@@ -136,6 +137,7 @@ def record(api_version: str | None = None) -> dict:
         "api_version": api_version,
         "probe": "promote_cli.probes.array_api",
         "python": platform.python_version(),
+        "nary": nary,
         "cases": cases,
     }
 

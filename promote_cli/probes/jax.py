@@ -3,12 +3,12 @@
 What is asked
     Every ordered pair of JAX's dtypes (all that have a canonical name: bool, int2/4/8..64,
     uint1/2/4/8..64, every float8, fp6, fp4, bf16, f16, f32, f64, c64, c128), weakly typed
-    arrays of each (``weak:DTYPE``: ``lax._convert_element_type(x, dtype, weak_type=True)``,
+    arrays (``weak:DTYPE``, see WEAK: ``lax._convert_element_type(x, dtype, weak_type=True)``,
     what ``jnp.asarray(1) * x``-style code makes) and Python scalars
     (``py:bool|int|float|complex``), for three ops:
 
-    ``add``            ``x + y`` on arrays of shape ``(2,)`` (0-d arrays too, for the
-                       strongly typed pairs: JAX does not tell them apart); the result
+    ``add``            ``x + y`` on arrays of shape ``(2,)`` (and a 0-d array with one of
+                       shape ``(2,)``: JAX does not tell them apart); the result
                        is read with ``jax.eval_shape``, which runs JAX's own promotion
                        without compiling a kernel, and reports ``weak:DTYPE`` when the
                        result's aval is weakly typed;
@@ -16,7 +16,8 @@ What is asked
                        type (``int``, ``float``, ``complex``, ``bool``), which JAX treats
                        as weak;
     ``result_type``    ``jnp.result_type(x, y)`` on the same values as ``add`` (it
-                       returns a dtype, never a weak flag), and on triples.
+                       returns a dtype, never a weak flag), and on triples (the
+                       recording's ``nary`` list).
 
     Each case is asked under every combination of the options ``x64`` (``false``, JAX's
     default, and ``true``: ``JAX_ENABLE_X64``, which JAX reads once at start-up, so each
@@ -56,7 +57,10 @@ PACKAGE = "jax"
 #: every JAX dtype with a canonical name (ml_dtypes' int1 has none), canonical names.
 TYPES = [c for n, c in CANONICAL.items() if n not in ("complex32",)]
 SCALARS = [f"py:{k}" for k in PY_VALUES]
-WEAK = [f"weak:{t}" for t in TYPES]
+#: the weakly typed operands: JAX's own weak types (i32/i64, f32/f64, c64/c128, what Python
+#: scalars become) and a sample of the others (a weak array keeps any dtype it is given).
+WEAK = [f"weak:{t}" for t in ("bool", "i4", "i8", "i16", "i32", "i64", "u1", "u8", "u32", "f8e5m2", "bf16", "f16",
+                              "f32", "f64", "c64", "c128")]
 OPERANDS = TYPES + WEAK + SCALARS
 PY_TYPES = {"bool": bool, "int": int, "float": float, "complex": complex}
 
@@ -183,8 +187,6 @@ def pair_cases():
         yield "result_type", a, b
     for a, b in itertools.product(TYPES, TYPES):
         yield "add", f"0d:{a}", b
-        yield "add", a, f"0d:{b}"
-        yield "add", f"0d:{a}", f"0d:{b}"
 
 
 def record_mode() -> list:
@@ -196,7 +198,7 @@ def record_mode() -> list:
     warnings.filterwarnings("ignore")
     jax.config.update("jax_platforms", "cpu")
     x64 = bool(jax.config.jax_enable_x64)
-    cases = []
+    cases, nary = [], []
     for mode in MODES:
         options = {"x64": x64, "numpy_dtype_promotion": mode}
         with jax.numpy_dtype_promotion(mode):
@@ -205,8 +207,35 @@ def record_mode() -> list:
                 cases.append([op, a, b, options, result, error])
             for triple in itertools.product(TRIPLE_OPERANDS, repeat=3):
                 result, error = ask("result_type", list(triple))
-                cases.append(["result_type", list(triple), None, options, result, error])
-    return cases
+                nary.append(["result_type", list(triple), None, options, result, error])
+    return cases, nary
+
+
+#: JAX's weak scalar types -> the operands that stand for them.
+WEAK_NODES = {"int": "py:int", "float": "py:float", "complex": "py:complex"}
+
+
+def lattices() -> dict:
+    """JAX's promotion lattices (``_type_promotion_lattice``), in canonical names: each
+    node and its immediate successors; the weak int/float/complex nodes are
+    ``py:int``/``py:float``/``py:complex``.  Types without a canonical name (int1) are
+    left out, with their edges."""
+    from jax._src import dtypes  # noqa: PLC0415
+
+    def name(node) -> str | None:
+        if isinstance(node, type):
+            return WEAK_NODES[node.__name__]
+        text = canonical(node)
+        return text if text in TYPES else None
+
+    out = {}
+    for key, strict, x64 in (("x32", False, False), ("x64", False, True), ("strict", True, True)):
+        edges = {}
+        for node, succ in dtypes._type_promotion_lattice(strict, x64).items():
+            if name(node) is not None:
+                edges[name(node)] = [name(s) for s in succ if name(s) is not None]
+        out[key] = edges
+    return out
 
 
 def record() -> dict:
@@ -214,7 +243,7 @@ def record() -> dict:
     ver = version()
     if ver is None:
         raise RuntimeError("jax is not importable; pip install jax")
-    cases, abstract = [], set()
+    cases, nary, abstract = [], [], set()
     for x64 in (False, True):
         env = dict(os.environ, JAX_ENABLE_X64="1" if x64 else "0", JAX_PLATFORMS="cpu")
         proc = subprocess.run([sys.executable, "-m", "promote_cli.probes.jax", "--mode"],
@@ -223,6 +252,7 @@ def record() -> dict:
             raise RuntimeError(f"the JAX probe (x64={x64}) failed: {proc.stderr.strip()[-2000:]}")
         answered = json.loads(proc.stdout)
         cases += answered["cases"]
+        nary += answered["nary"]
         abstract.update(answered["abstract_only"])
     import jaxlib  # noqa: PLC0415
     import ml_dtypes  # noqa: PLC0415
@@ -237,13 +267,16 @@ def record() -> dict:
         "python": platform.python_version(),
         "device": "cpu",
         "abstract_only": sorted(abstract),
+        "lattices": lattices(),
+        "nary": nary,
         "cases": cases,
     }
 
 
 if __name__ == "__main__":  # pragma: no cover - used to refresh the recording
     if sys.argv[1:] == ["--mode"]:
-        json.dump({"cases": record_mode(), "abstract_only": sorted(ABSTRACT_ONLY)}, sys.stdout)
+        pairs, triples = record_mode()
+        json.dump({"cases": pairs, "nary": triples, "abstract_only": sorted(ABSTRACT_ONLY)}, sys.stdout)
     else:
         from promote_cli.probes import write_recording
 

@@ -11,7 +11,8 @@ What is asked
     ``promote_types``  ``np.promote_types(a, b)`` on the two dtypes (a Python scalar is
                        not a dtype: the TypeError is the answer);
     ``result_type``    ``np.result_type(a, b)`` on the same arrays and scalars, and on
-                       triples (``[op, [a, b, c], null, options, result, error]``).
+                       triples (the recording's ``nary`` list:
+                       ``[op, [a, b, c], null, options, result, error]``).
 
 How the answer is read
     The result's dtype, or the first line of the exception's message.  ``add`` of two
@@ -134,13 +135,13 @@ def record() -> dict:
         raise RuntimeError("numpy and ml_dtypes are not importable; pip install numpy ml_dtypes")
     import ml_dtypes  # noqa: PLC0415
 
-    cases = []
+    cases, nary = [], []
     for op, a, b in pair_cases():
         result, error = ask(op, [a, b])
         cases.append([op, a, b, {}, result, error])
     for triple in itertools.product(TRIPLE_OPERANDS, repeat=3):
         result, error = ask("result_type", list(triple))
-        cases.append(["result_type", list(triple), None, {}, result, error])
+        nary.append(["result_type", list(triple), None, {}, result, error])
     return {
         "ruleset": FRAMEWORK,
         "package": PACKAGE,
@@ -148,6 +149,7 @@ def record() -> dict:
         "ml_dtypes": str(ml_dtypes.__version__),
         "probe": "promote_cli.probes.numpy",
         "python": platform.python_version(),
+        "nary": nary,
         "cases": cases,
     }
 

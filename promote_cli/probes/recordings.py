@@ -57,6 +57,39 @@ def compare(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mism
     return len(recording["cases"]), mismatches
 
 
+def answer_nary(rs, operands: list, op: str, options: dict):
+    """The ruleset's answer for N operands: the engine's N-ary answer where it has one,
+    else the left fold of pair answers (each step's result operand, weak or not, is the
+    next step's left operand; the first refusal refuses)."""
+    from promote_cli.oracle import engine  # noqa: PLC0415
+
+    if hasattr(engine, "answer_n"):
+        return engine.answer_n(rs, operands, op, options)
+    ans = answer(rs, operands[0], operands[1], op, options)
+    for operand in operands[2:]:
+        if ans.result is None:
+            break
+        ans = answer(rs, ans.result_operand or ans.result, operand, op, options)
+    return ans
+
+
+def compare_nary(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mismatch]]:
+    """(cases checked, mismatches) of a recording's N-operand cases (its ``nary`` list:
+    ``[op, [a, b, c, ...], null, options, result, error]``) against its ruleset."""
+    rs = registry.load(ruleset or recording["ruleset"])
+    mismatches = []
+    cases = recording.get("nary", [])
+    for op, operands, _, options, expected, error in cases:
+        try:
+            ans = answer_nary(rs, operands, op, options)
+            got, got_error = ans.result, ans.refusal
+        except PromoteError as exc:
+            got, got_error = None, str(exc)
+        if got != expected:
+            mismatches.append(Mismatch(op, ", ".join(operands), "", options, expected, got, error, got_error))
+    return len(cases), mismatches
+
+
 def probe_module(ruleset: str):
     """The probe module of a ruleset (its `probe` key); UsageError when it has none."""
     rs = registry.load(ruleset)
@@ -90,7 +123,8 @@ def run(framework: str, recording: str | None = None) -> Report:
         if probe.version() is None:
             raise UsageError(f"{probe.PACKAGE} is not installed here: pip install {probe.PACKAGE} "
                              "(or compare with a saved file: --recording FILE)")
-        data = probe.record()
+        record_for = getattr(probe, "record_for", None)  # a probe that asks per ruleset version
+        data = record_for(framework) if record_for else probe.record()
         checks = list(getattr(probe, "extra_checks", lambda: [])())
     total, mismatches = compare(data, framework)
     return Report(framework, f"{data.get('package')} {data.get('version')}", data, total, mismatches, checks)

@@ -1,0 +1,248 @@
+"""Write the recorded tables and lattices of the NumPy, JAX and array API rule files.
+
+A rule file's data (a promotion table, a lattice) sits between two marker lines
+
+    # BEGIN generated table NAME (tools/recorded_tables.py)
+    ...
+    # END generated table NAME
+
+(``lattice`` instead of ``table`` for a lattice), and everything outside the markers
+is left as it is.  A table cell is what the recording gives for the table's op and
+the operands of its row and column (``x`` where the framework refused); a lattice is
+the one the probe read from the framework (the recording's ``lattices``).  No cell is
+typed by hand.
+
+    python tools/recorded_tables.py            # rewrite every block in place
+    python tools/recorded_tables.py --check    # exit 1 when a rule file is not what it would write
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDINGS = ROOT / "tests" / "data" / "recordings"
+TOOL = "tools/recorded_tables.py"
+REFUSAL = "x"
+
+
+@dataclass
+class Table:
+    """Cell (row, column) is what `op` gave for (row, column) in the recording, with `options`."""
+
+    name: str
+    op: str
+    rows: list[str]
+    columns: list[str]
+    comment: list[str]
+    reason: str
+    commutative: bool = False
+    options: dict = field(default_factory=dict)
+
+
+@dataclass
+class Lattice:
+    """The recording's lattice `key` (``recording["lattices"][key]``), written as edges."""
+
+    name: str
+    key: str
+    comment: list[str]
+    reason: str
+
+
+@dataclass
+class RuleFile:
+    rules: Path
+    recording: Path
+    blocks: list  # Table | Lattice
+
+
+NUMPY_TYPES = ["bool", "i2", "i4", "i8", "i16", "i32", "i64", "u1", "u2", "u4", "u8", "u16", "u32", "u64",
+               "f4e2m1", "f6e2m3", "f6e3m2", "f8e3m4", "f8e4m3ieee", "f8e4m3", "f8e4m3fnuz", "f8e4m3b11fnuz",
+               "f8e5m2", "f8e5m2fnuz", "f8e8m0", "bf16", "f16", "f32", "f64", "c32", "c64", "c128"]
+ML_DTYPES = NUMPY_TYPES[1:3] + NUMPY_TYPES[7:10] + NUMPY_TYPES[14:26] + ["c32"]
+SCALARS = ["py:bool", "py:int", "py:float", "py:complex"]
+ARRAY_API_TYPES = ["bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "c64", "c128"]
+
+FILES = [
+    RuleFile(ROOT / "rules" / "numpy.toml", RECORDINGS / "numpy-2.4.json", [
+        Table("promote", "promote_types", NUMPY_TYPES, NUMPY_TYPES, commutative=True,
+              comment=["np.promote_types(a, b), which np.result_type of two arrays also gives: NumPy's",
+                       "__common_dtype__ of the two DTypes, with ml_dtypes' registered promotions."],
+              reason="The DTypes {a} and {b} do not have a common DType"),
+        Table("ufunc_add", "add", NUMPY_TYPES, NUMPY_TYPES,
+              comment=["a + b on two arrays: the add ufunc's loop.  Where both are NumPy's own types this",
+                       "is the promote table; with an ml_dtypes type the ufunc's legacy type resolver",
+                       "picks the first registered loop both inputs cast to safely, which need not",
+                       "be symmetric and may exist where promote_types refuses."],
+              reason="ufunc 'add' did not contain a loop with signature matching types ({a}, {b})"),
+        Table("scalar_add", "add", ML_DTYPES, SCALARS,
+              comment=["an ml_dtypes array + a Python scalar (1, 1.5, 1+2j): the legacy type resolver",
+                       "again, which sees the scalar's value (NumPy's own types follow NEP 50, as rules)."],
+              reason="ufunc 'add' has no loop for {a} with {b}"),
+        Table("scalar_result_type", "result_type", ML_DTYPES, SCALARS,
+              comment=["np.result_type(an ml_dtypes array, a Python scalar): NumPy's abstract Python",
+                       "DTypes try float16 then float64 for a float, complex64 then complex128 for a",
+                       "complex, uint8, int8 then int64 for an int (NumPy's own types: NEP 50, as rules)."],
+              reason="The DTypes {a} and {b} do not have a common DType"),
+    ]),
+    RuleFile(ROOT / "rules" / "array-api@2025.12.toml", RECORDINGS / "array-api-2025.12.json", [
+        Table("promotion", "result_type", ARRAY_API_TYPES, ARRAY_API_TYPES, commutative=True,
+              comment=["The standard's promotion table (array_api_strict._dtypes._promotion_table):",
+                       "result_type of two arrays; an absent pair is a refusal."],
+              reason="{a} and {b} cannot be type promoted together"),
+    ]),
+]
+
+
+def _jax_lattices() -> list:
+    modes = [("standard_x32", "standard, x64 false", "x32"), ("standard_x64", "standard, x64 true", "x64"),
+             ("strict", "strict (either x64)", "strict")]
+    return [Lattice(name, key, [f"jax._src.dtypes._type_promotion_lattice, numpy_dtype_promotion={label}:",
+                                "each type and its immediate successors; py:int, py:float and py:complex",
+                                "are JAX's weak int, float and complex nodes."],
+                    "no implicit dtype promotion path for {a} and {b}")
+            for name, label, key in modes]
+
+
+FILES.append(RuleFile(ROOT / "rules" / "jax.toml", RECORDINGS / "jax-0.10.json", _jax_lattices()))
+
+
+def load_recording(path: Path) -> tuple[dict, dict]:
+    """((op, a, b, options) -> result or None, the recording's other keys)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    answers = {}
+    for op, a, b, options, result, _error in data["cases"]:
+        if isinstance(a, list):
+            continue
+        answers[op, a, b, json.dumps(options, sort_keys=True)] = result
+    return answers, data
+
+
+def _q(text: str) -> str:
+    return json.dumps(text)
+
+
+def _key(text: str) -> str:
+    return text if re.fullmatch(r"[A-Za-z0-9_-]+", text) else _q(text)
+
+
+def _aligned(keys: list[str], values: list[list[str]], key_width: int) -> list[str]:
+    widths = [max(len(v[i]) for v in values) for i in range(len(values[0]))]
+    out = []
+    for key, row in zip(keys, values):
+        padded = [v + "," + " " * (w - len(v)) for v, w in zip(row[:-1], widths[:-1])]
+        out.append(f"{key:<{key_width}} = [" + " ".join(padded + [row[-1]]) + "]")
+    return out
+
+
+def render_table(table: Table, answers: dict) -> str:
+    opts = json.dumps(table.options, sort_keys=True)
+    cells = {}
+    for row in table.rows:
+        for col in table.columns:
+            key = (table.op, row, col, opts)
+            if key not in answers:
+                raise SystemExit(f"{TOOL}: the recording has no case {key}")
+            cells[row, col] = answers[key] if answers[key] is not None else REFUSAL
+    head = [_q(c) for c in table.columns]
+    body = [[_q(cells[row, c]) for c in table.columns] for row in table.rows]
+    keys = ["columns"] + [_key(r) for r in table.rows]
+    width = max(len(k) for k in keys)
+    lines = _aligned(keys, [head] + body, width)
+    out = [f"[tables.{table.name}]"] + [f"# {c}" for c in table.comment]
+    if table.commutative:
+        out.append("commutative = true")
+    out.append(f"reason = {_q(table.reason)}")
+    out.append(lines[0])
+    out.append(f"[tables.{table.name}.rows]")
+    out += lines[1:]
+    return "\n".join(out)
+
+
+def render_lattice(lattice: Lattice, data: dict) -> str:
+    edges = data.get("lattices", {}).get(lattice.key)
+    if edges is None:
+        raise SystemExit(f"{TOOL}: the recording has no lattice {lattice.key!r}")
+    out = [f"[lattices.{lattice.name}]"] + [f"# {c}" for c in lattice.comment]
+    out.append(f"reason = {_q(lattice.reason)}")
+    out.append(f"[lattices.{lattice.name}.edges]")
+    width = max(len(_key(n)) for n in edges)
+    out += [f"{_key(node):<{width}} = [" + ", ".join(_q(s) for s in succ) + "]" for node, succ in edges.items()]
+    return "\n".join(out)
+
+
+_BLOCK = re.compile(r"^# BEGIN generated (?P<kind>table|lattice) (?P<name>\S+) \(.*?\)\n(?P<body>.*?)"
+                    r"^# END generated (?P=kind) (?P=name)$", re.M | re.S)
+
+
+def rewrite(text: str, spec: RuleFile, answers: dict, data: dict) -> str:
+    """`text` with every generated block written anew; SystemExit when blocks are missing or unknown."""
+    by_name = {b.name: b for b in spec.blocks}
+    found = [m.group("name") for m in _BLOCK.finditer(text)]
+    unknown = sorted(set(found) - set(by_name))
+    missing = sorted(set(by_name) - set(found))
+    doubled = sorted({n for n in found if found.count(n) > 1})
+    if unknown or missing or doubled:
+        raise SystemExit(f"{TOOL}: {spec.rules.name}: generated blocks: unknown {unknown}, missing {missing}, "
+                         f"repeated {doubled}")
+
+    def block(m: re.Match) -> str:
+        item = by_name[m.group("name")]
+        kind = "lattice" if isinstance(item, Lattice) else "table"
+        body = render_lattice(item, data) if kind == "lattice" else render_table(item, answers)
+        return f"# BEGIN generated {kind} {item.name} ({TOOL})\n{body}\n# END generated {kind} {item.name}"
+
+    return _BLOCK.sub(block, text)
+
+
+def check(spec: RuleFile, rules: Path | None = None) -> list[str]:
+    """The generated blocks of a rule file that differ from what the tool writes (empty: up to date)."""
+    path = rules or spec.rules
+    text = path.read_text(encoding="utf-8")
+    answers, data = load_recording(spec.recording)
+    new = rewrite(text, spec, answers, data)
+    if new == text:
+        return []
+    old_blocks = {m.group("name"): m.group(0) for m in _BLOCK.finditer(text)}
+    return [m.group("name") for m in _BLOCK.finditer(new) if old_blocks.get(m.group("name")) != m.group(0)]
+
+
+def write(spec: RuleFile, rules: Path | None = None) -> bool:
+    path = rules or spec.rules
+    text = path.read_text(encoding="utf-8")
+    answers, data = load_recording(spec.recording)
+    new = rewrite(text, spec, answers, data)
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    return new != text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 when a rule file is stale")
+    parser.add_argument("files", nargs="*", help="rule files to handle (default: all)")
+    args = parser.parse_args(argv)
+    chosen = [f for f in FILES if not args.files or f.rules.name in {Path(p).name for p in args.files}]
+    status = 0
+    for spec in chosen:
+        if not spec.rules.exists():
+            continue
+        if args.check:
+            stale = check(spec)
+            if stale:
+                print(f"{spec.rules}: stale generated blocks: {', '.join(stale)} (run python {TOOL})",
+                      file=sys.stderr)
+                status = 1
+        elif write(spec):
+            print(f"wrote {spec.rules}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
