@@ -29,9 +29,8 @@ def test_recording_agrees_with_ruleset(path):
 WITH_NARY = [p for p in RECORDINGS if '"nary": [' in p.read_text(encoding="utf-8")[:20000]]
 
 
-def _fold(data: dict, operands: list, op: str, options: dict):
+def _fold(pairs: dict, operands: list, op: str, options: dict):
     """The left fold of the framework's own recorded pair answers (None: refused or not recorded)."""
-    pairs = {(c[0], c[1], c[2], json.dumps(c[3], sort_keys=True)): c[4] for c in data["cases"]}
     result = operands[0]
     for operand in operands[1:]:
         result = pairs.get((op, result, operand, json.dumps(options, sort_keys=True)))
@@ -49,10 +48,11 @@ def test_nary_cases_agree_where_the_framework_folds(path):
     data = load_recording(path)
     assert data["nary"], f"{path.name} has an empty nary list"
     total, mismatches = compare_nary(data)
+    pairs = {(c[0], c[1], c[2], json.dumps(c[3], sort_keys=True)): c[4] for c in data["cases"]}
     wrong = []
     for m in mismatches:
         operands = m.a.split(", ")
-        if _fold(data, operands, m.op, m.options) == m.expected:
+        if _fold(pairs, operands, m.op, m.options) == m.expected:
             wrong.append(m.line())
     shown = "\n".join(wrong[:20])
     assert not wrong, f"{len(wrong)} of {total} N-ary cases disagree although the framework folds:\n{shown}"
