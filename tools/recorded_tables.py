@@ -47,12 +47,16 @@ class Table:
 
 @dataclass
 class Lattice:
-    """The recording's lattice `key` (``recording["lattices"][key]``), written as edges."""
+    """The recording's lattice `key` (``recording["lattices"][key]``), written as edges (or,
+    with `base`, as that lattice's edges), with the dtype of each weak node: what
+    ``result_type`` gives for two Python scalars of its kind under `options`."""
 
     name: str
     key: str
     comment: list[str]
     reason: str
+    options: dict = field(default_factory=dict)
+    base: str | None = None
 
 
 @dataclass
@@ -101,13 +105,20 @@ FILES = [
 
 
 def _jax_lattices() -> list:
-    modes = [("standard_x32", "standard, x64 false", "x32"), ("standard_x64", "standard, x64 true", "x64"),
-             ("strict", "strict (either x64)", "strict")]
-    return [Lattice(name, key, [f"jax._src.dtypes._type_promotion_lattice, numpy_dtype_promotion={label}:",
-                                "each type and its immediate successors; py:int, py:float and py:complex",
-                                "are JAX's weak int, float and complex nodes."],
-                    "no implicit dtype promotion path for {a} and {b}")
-            for name, label, key in modes]
+    out = []
+    for mode in ("standard", "strict"):
+        for x64 in (False, True):
+            name = f"{mode}_{'x64' if x64 else 'x32'}"
+            key = "strict" if mode == "strict" else ("x64" if x64 else "x32")
+            base = "strict_x32" if mode == "strict" and x64 else None
+            lead = (f"the {base} edges" if base else
+                    f"jax._src.dtypes._type_promotion_lattice(strict={mode == 'strict'}, x64={x64}): each type and its")
+            comment = [lead + (" with x64's weak dtypes." if base else ""),
+                       *([] if base else ["immediate successors; py:int, py:float, py:complex are JAX's weak int, float",
+                                          "and complex nodes, weak = their dtype (the default int, float and complex)."])]
+            out.append(Lattice(name, key, comment, "no implicit dtype promotion path for {a} and {b}",
+                               {"x64": x64, "numpy_dtype_promotion": mode}, base))
+    return out
 
 
 FILES.append(RuleFile(ROOT / "rules" / "jax.toml", RECORDINGS / "jax-0.10.json", _jax_lattices()))
@@ -165,12 +176,27 @@ def render_table(table: Table, answers: dict) -> str:
     return "\n".join(out)
 
 
-def render_lattice(lattice: Lattice, data: dict) -> str:
+WEAK_NODES = ("py:int", "py:float", "py:complex")
+
+
+def render_lattice(lattice: Lattice, data: dict, answers: dict) -> str:
     edges = data.get("lattices", {}).get(lattice.key)
     if edges is None:
         raise SystemExit(f"{TOOL}: the recording has no lattice {lattice.key!r}")
+    opts = json.dumps(lattice.options, sort_keys=True)
+    weak = {}
+    for node in WEAK_NODES:
+        key = ("result_type", node, node, opts)
+        if answers.get(key) is None:
+            raise SystemExit(f"{TOOL}: the recording has no answer for {key}")
+        weak[node] = answers[key]
     out = [f"[lattices.{lattice.name}]"] + [f"# {c}" for c in lattice.comment]
+    if lattice.base:
+        out.append(f"base = {_q(lattice.base)}")
+    out.append("weak = { " + ", ".join(f"{_q(n)} = {_q(d)}" for n, d in weak.items()) + " }")
     out.append(f"reason = {_q(lattice.reason)}")
+    if lattice.base:
+        return "\n".join(out)
     out.append(f"[lattices.{lattice.name}.edges]")
     width = max(len(_key(n)) for n in edges)
     out += [f"{_key(node):<{width}} = [" + ", ".join(_q(s) for s in succ) + "]" for node, succ in edges.items()]
@@ -195,7 +221,7 @@ def rewrite(text: str, spec: RuleFile, answers: dict, data: dict) -> str:
     def block(m: re.Match) -> str:
         item = by_name[m.group("name")]
         kind = "lattice" if isinstance(item, Lattice) else "table"
-        body = render_lattice(item, data) if kind == "lattice" else render_table(item, answers)
+        body = render_lattice(item, data, answers) if kind == "lattice" else render_table(item, answers)
         return f"# BEGIN generated {kind} {item.name} ({TOOL})\n{body}\n# END generated {kind} {item.name}"
 
     return _BLOCK.sub(block, text)
@@ -231,8 +257,6 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [f for f in FILES if not args.files or f.rules.name in {Path(p).name for p in args.files}]
     status = 0
     for spec in chosen:
-        if not spec.rules.exists():
-            continue
         if args.check:
             stale = check(spec)
             if stale:
