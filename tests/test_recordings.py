@@ -1,7 +1,9 @@
-"""Every committed recording of a real framework agrees with its ruleset, case by case."""
+"""Every committed recording of a real framework, and every answer set derived from a
+framework's source, agrees with its ruleset, case by case; each is labelled as what it is."""
 
 from __future__ import annotations
 
+import importlib
 import json
 from pathlib import Path
 
@@ -9,21 +11,41 @@ import pytest
 
 from promote_cli.probes.recordings import compare, compare_nary, load_recording
 
-RECORDINGS = sorted(p for p in (Path(__file__).parent / "data" / "recordings").glob("*.json"))
+DATA = Path(__file__).parent / "data"
+RECORDINGS = sorted((DATA / "recordings").glob("*.json"))
+DERIVED = sorted((DATA / "derived").glob("*.json"))
+ALL = RECORDINGS + DERIVED
 
 
-def test_there_are_recordings():
-    assert len(RECORDINGS) >= 3
+def test_there_are_recordings_and_derived_answers():
+    assert len(RECORDINGS) >= 3 and len(DERIVED) >= 1
 
 
-@pytest.mark.parametrize("path", RECORDINGS, ids=[p.stem for p in RECORDINGS])
+@pytest.mark.parametrize("path", ALL, ids=[f"{p.parent.name}/{p.stem}" for p in ALL])
 def test_recording_agrees_with_ruleset(path):
     data = load_recording(path)
     assert data["cases"], f"{path.name} holds no cases"
-    assert data.get("version"), f"{path.name} does not say which version was recorded"
+    assert data.get("version"), f"{path.name} does not say which version it comes from"
     total, mismatches = compare(data)
     shown = "\n".join(m.line() for m in mismatches[:20])
     assert not mismatches, f"{len(mismatches)} of {total} cases disagree with {data['ruleset']}:\n{shown}"
+
+
+@pytest.mark.parametrize("path", RECORDINGS, ids=[p.stem for p in RECORDINGS])
+def test_a_recording_names_the_probe_that_ran_the_framework(path):
+    data = load_recording(path)
+    assert "derived" not in data, f"{path.name} says it is derived: it belongs in tests/data/derived/"
+    probe = importlib.import_module(data["probe"])
+    assert data["probe"].startswith("promote_cli.probes.") and probe.PACKAGE == data["package"]
+
+
+@pytest.mark.parametrize("path", DERIVED, ids=[p.stem for p in DERIVED])
+def test_derived_answers_say_so_and_name_their_tool(path):
+    data = load_recording(path)
+    assert data.get("derived") and "probe" not in data, f"{path.name} is not labelled derived"
+    tool = Path(__file__).resolve().parents[1] / data["tool"]
+    assert tool.parent.name == "tools" and tool.is_file()
+    assert str(path.relative_to(tool.parents[1])) in tool.read_text(encoding="utf-8")
 
 
 WITH_NARY = [p for p in RECORDINGS if '"nary": [' in p.read_text(encoding="utf-8")[:20000]]
@@ -41,8 +63,8 @@ def _fold(pairs: dict, operands: list, op: str, options: dict):
 
 @pytest.mark.parametrize("path", WITH_NARY, ids=[p.stem for p in WITH_NARY])
 def test_nary_cases_agree_where_the_framework_folds(path):
-    """N-operand cases (``nary``): the ruleset answers as the engine's N-ary method says
-    (a left fold of pair answers for a schema-1 file).  Where it disagrees with the
+    """N-operand cases (``nary``): the ruleset answers as its ``[nary]`` method says
+    (engine.answer_n).  Where it disagrees with the
     framework, the framework's answer must also differ from the left fold of its own
     recorded pair answers: the gap is the framework's N-ary algorithm, never a wrong pair."""
     data = load_recording(path)
