@@ -37,8 +37,8 @@ class Table:
 
     name: str
     op: str
-    rows: list[str]
-    columns: list[str]
+    rows: list[str] | str  # operands, or the name of a type set of the rule file ("types": its types)
+    columns: list[str] | str
     comment: list[str]
     reason: str
     commutative: bool = False
@@ -66,37 +66,32 @@ class RuleFile:
     blocks: list  # Table | Lattice
 
 
-NUMPY_TYPES = ["bool", "i2", "i4", "i8", "i16", "i32", "i64", "u1", "u2", "u4", "u8", "u16", "u32", "u64",
-               "f4e2m1", "f6e2m3", "f6e3m2", "f8e3m4", "f8e4m3ieee", "f8e4m3", "f8e4m3fnuz", "f8e4m3b11fnuz",
-               "f8e5m2", "f8e5m2fnuz", "f8e8m0", "bf16", "f16", "f32", "f64", "c32", "c64", "c128"]
-ML_DTYPES = NUMPY_TYPES[1:3] + NUMPY_TYPES[7:10] + NUMPY_TYPES[14:26] + ["c32"]
 SCALARS = ["py:bool", "py:int", "py:float", "py:complex"]
-ARRAY_API_TYPES = ["bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "c64", "c128"]
 
 FILES = [
     RuleFile(ROOT / "rules" / "numpy.toml", RECORDINGS / "numpy-2.4.json", [
-        Table("promote", "promote_types", NUMPY_TYPES, NUMPY_TYPES, commutative=True,
+        Table("promote", "promote_types", "types", "types", commutative=True,
               comment=["np.promote_types(a, b), which np.result_type of two arrays also gives: NumPy's",
                        "__common_dtype__ of the two DTypes, with ml_dtypes' registered promotions."],
               reason="The DTypes {a} and {b} do not have a common DType"),
-        Table("ufunc_add", "add", NUMPY_TYPES, NUMPY_TYPES,
+        Table("ufunc_add", "add", "types", "types",
               comment=["a + b on two arrays: the add ufunc's loop.  Where both are NumPy's own types this",
                        "is the promote table; with an ml_dtypes type the ufunc's legacy type resolver",
                        "picks the first registered loop both inputs cast to safely, which need not",
                        "be symmetric and may exist where promote_types refuses."],
               reason="ufunc 'add' did not contain a loop with signature matching types ({a}, {b})"),
-        Table("scalar_add", "add", ML_DTYPES, SCALARS,
+        Table("scalar_add", "add", "ml_dtypes", SCALARS,
               comment=["an ml_dtypes array + a Python scalar (1, 1.5, 1+2j): the legacy type resolver",
                        "again, which sees the scalar's value (NumPy's own types follow NEP 50, as rules)."],
               reason="ufunc 'add' has no loop for {a} with {b}"),
-        Table("scalar_result_type", "result_type", ML_DTYPES, SCALARS,
+        Table("scalar_result_type", "result_type", "ml_dtypes", SCALARS,
               comment=["np.result_type(an ml_dtypes array, a Python scalar): NumPy's abstract Python",
                        "DTypes try float16 then float64 for a float, complex64 then complex128 for a",
                        "complex, uint8, int8 then int64 for an int (NumPy's own types: NEP 50, as rules)."],
               reason="The DTypes {a} and {b} do not have a common DType"),
     ]),
     RuleFile(ROOT / "rules" / "array-api@2025.12.toml", RECORDINGS / "array-api-2025.12.json", [
-        Table("promotion", "result_type", ARRAY_API_TYPES, ARRAY_API_TYPES, commutative=True,
+        Table("promotion", "result_type", "types", "types", commutative=True,
               comment=["The standard's promotion table (array_api_strict._dtypes._promotion_table):",
                        "result_type of two arrays; an absent pair is a refusal."],
               reason="{a} and {b} cannot be type promoted together"),
@@ -152,8 +147,23 @@ def _aligned(keys: list[str], values: list[list[str]], key_width: int) -> list[s
     return out
 
 
-def render_table(table: Table, answers: dict) -> str:
+def operands(spec: list[str] | str, rules: Path) -> list[str]:
+    """A table axis: its operands, or the dtypes of a type set of the rule file (``types``: all)."""
+    if isinstance(spec, list):
+        return spec
+    from promote_cli.oracle.loader import read_toml, type_set  # noqa: PLC0415
+
+    raw = read_toml(rules)
+    if spec == "types":
+        return [d.name for d in type_set({**raw, "sets": {**raw.get("sets", {}), "_types": raw["types"]}},
+                                         "_types", str(rules))]
+    return [d.name for d in type_set(raw, spec, str(rules))]
+
+
+def render_table(table: Table, answers: dict, rules: Path) -> str:
     opts = json.dumps(table.options, sort_keys=True)
+    rows, columns = operands(table.rows, rules), operands(table.columns, rules)
+    table = Table(table.name, table.op, rows, columns, table.comment, table.reason, table.commutative, table.options)
     cells = {}
     for row in table.rows:
         for col in table.columns:
@@ -207,7 +217,7 @@ _BLOCK = re.compile(r"^# BEGIN generated (?P<kind>table|lattice) (?P<name>\S+) \
                     r"^# END generated (?P=kind) (?P=name)$", re.M | re.S)
 
 
-def rewrite(text: str, spec: RuleFile, answers: dict, data: dict) -> str:
+def rewrite(text: str, spec: RuleFile, answers: dict, data: dict, rules: Path | None = None) -> str:
     """`text` with every generated block written anew; SystemExit when blocks are missing or unknown."""
     by_name = {b.name: b for b in spec.blocks}
     found = [m.group("name") for m in _BLOCK.finditer(text)]
@@ -221,7 +231,7 @@ def rewrite(text: str, spec: RuleFile, answers: dict, data: dict) -> str:
     def block(m: re.Match) -> str:
         item = by_name[m.group("name")]
         kind = "lattice" if isinstance(item, Lattice) else "table"
-        body = render_lattice(item, data, answers) if kind == "lattice" else render_table(item, answers)
+        body = render_lattice(item, data, answers) if kind == "lattice" else render_table(item, answers, rules or spec.rules)
         return f"# BEGIN generated {kind} {item.name} ({TOOL})\n{body}\n# END generated {kind} {item.name}"
 
     return _BLOCK.sub(block, text)
@@ -232,7 +242,7 @@ def check(spec: RuleFile, rules: Path | None = None) -> list[str]:
     path = rules or spec.rules
     text = path.read_text(encoding="utf-8")
     answers, data = load_recording(spec.recording)
-    new = rewrite(text, spec, answers, data)
+    new = rewrite(text, spec, answers, data, path)
     if new == text:
         return []
     old_blocks = {m.group("name"): m.group(0) for m in _BLOCK.finditer(text)}
@@ -243,7 +253,7 @@ def write(spec: RuleFile, rules: Path | None = None) -> bool:
     path = rules or spec.rules
     text = path.read_text(encoding="utf-8")
     answers, data = load_recording(spec.recording)
-    new = rewrite(text, spec, answers, data)
+    new = rewrite(text, spec, answers, data, path)
     if new != text:
         path.write_text(new, encoding="utf-8")
     return new != text

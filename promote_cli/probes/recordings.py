@@ -9,7 +9,7 @@ from pathlib import Path
 
 from promote_cli.errors import PromoteError, UsageError
 from promote_cli.oracle import registry
-from promote_cli.oracle.engine import answer
+from promote_cli.oracle.engine import answer, answer_n
 
 
 @dataclass
@@ -57,31 +57,16 @@ def compare(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mism
     return len(recording["cases"]), mismatches
 
 
-def answer_nary(rs, operands: list, op: str, options: dict):
-    """The ruleset's answer for N operands: the engine's N-ary answer where it has one,
-    else the left fold of pair answers (each step's result operand, weak or not, is the
-    next step's left operand; the first refusal refuses)."""
-    from promote_cli.oracle import engine  # noqa: PLC0415
-
-    if hasattr(engine, "answer_n"):
-        return engine.answer_n(rs, operands, op, options)
-    ans = answer(rs, operands[0], operands[1], op, options)
-    for operand in operands[2:]:
-        if ans.result is None:
-            break
-        ans = answer(rs, ans.result_operand or ans.result, operand, op, options)
-    return ans
-
-
 def compare_nary(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mismatch]]:
     """(cases checked, mismatches) of a recording's N-operand cases (its ``nary`` list:
-    ``[op, [a, b, c, ...], null, options, result, error]``) against its ruleset."""
+    ``[op, [a, b, c, ...], null, options, result, error]``) against its ruleset's N-ary
+    answer (``[nary]``: a fold of pair answers or a join)."""
     rs = registry.load(ruleset or recording["ruleset"])
     mismatches = []
     cases = recording.get("nary", [])
     for op, operands, _, options, expected, error in cases:
         try:
-            ans = answer_nary(rs, operands, op, options)
+            ans = answer_n(rs, operands, op, options)
             got, got_error = ans.result, ans.refusal
         except PromoteError as exc:
             got, got_error = None, str(exc)
