@@ -7,6 +7,7 @@ import importlib
 import json
 import re
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -32,7 +33,6 @@ def test_no_byte_counting_code_is_a_key():
 
 
 def test_each_mapping_names_a_dtype_of_that_width():
-    ml_dtypes = pytest.importorskip("ml_dtypes")
     for native, name in dtype_names.CANONICAL.items():
         dt = np.dtype(getattr(ml_dtypes, native) if native in dtype_names.ML_DTYPES else native)
         assert dt.name == native
