@@ -110,3 +110,13 @@ def test_verify_asks_a_versioned_probe_for_the_version_named(monkeypatch):
     report = run("array-api@2023.12")
     assert asked == ["array-api@2023.12"] and report.agrees and report.cases == 1
     assert not run("array-api@2025.12").agrees
+
+
+def test_the_probes_mapping_agrees_with_the_vocabulary():
+    """Where the vocabulary names a numpy/ml_dtypes type for a dtype, the probes' mapping
+    names the same one; the probes also map ml_dtypes' uint1 and complex32, which ml_dtypes
+    0.6 has and the vocabulary's cast path does not carry."""
+    vocab = {d.numpy.rpartition(".")[2]: name for name, d in DTYPES.items() if d.numpy}
+    probes = dict(dtype_names.CANONICAL)
+    assert {probes.pop("uint1"), probes.pop("complex32")} == {"u1", "c32"}
+    assert probes == vocab
