@@ -99,6 +99,14 @@ FILES = [
 ]
 
 
+#: JAX's TypePromotionError messages, in short: the standard lattice refuses only pairs with
+#: a type of the families that do not promote implicitly; the strict one every other pair.
+STANDARD_REASON = ("{a} and {b} have no available implicit dtype promotion path: 8-, 6- and 4-bit floats and "
+                   "1-, 2- and 4-bit integers do not support implicit promotion (cast explicitly, e.g. x.astype('float32'))")
+STRICT_REASON = ("{a} and {b} have no available implicit dtype promotion path when jax_numpy_dtype_promotion=strict; "
+                 "cast explicitly or set jax_numpy_dtype_promotion=standard")
+
+
 def _jax_lattices() -> list:
     out = []
     for mode in ("standard", "strict"):
@@ -111,8 +119,8 @@ def _jax_lattices() -> list:
             comment = [lead + (" with x64's weak dtypes." if base else ""),
                        *([] if base else ["immediate successors; py:int, py:float, py:complex are JAX's weak int, float",
                                           "and complex nodes, weak = their dtype (the default int, float and complex)."])]
-            out.append(Lattice(name, key, comment, "no implicit dtype promotion path for {a} and {b}",
-                               {"x64": x64, "numpy_dtype_promotion": mode}, base))
+            reason = (STRICT_REASON if mode == "strict" else STANDARD_REASON)
+            out.append(Lattice(name, key, comment, reason, {"x64": x64, "numpy_dtype_promotion": mode}, base))
     return out
 
 
