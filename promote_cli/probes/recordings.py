@@ -7,7 +7,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from promote_cli.errors import PromoteError, UsageError
+from promote_cli.errors import PromoteError, RuleDefect, UsageError
 from promote_cli.oracle import registry
 from promote_cli.oracle.engine import answer, answer_n
 
@@ -68,6 +68,8 @@ def compare_nary(recording: dict, ruleset: str | None = None) -> tuple[int, list
         try:
             ans = answer_n(rs, operands, op, options)
             got, got_error = ans.result, ans.refusal
+        except RuleDefect:  # a rule that fails is a defect of the file, never a disagreement
+            raise
         except PromoteError as exc:
             got, got_error = None, str(exc)
         if got != expected:
