@@ -163,6 +163,10 @@ BAD_RECORDINGS = {
     '{"ruleset": "cann", "cases": [["add", "i8", "u8", {"k": [1]}, "i16", null]]}': "option values",
     '{"ruleset": "cann", "cases": [["add", "i8", "u8", {}, 16, null]]}': "result must be a string or null",
     '{"ruleset": "cann", "version": [], "cases": []}': "version: expected a string",
+    '{"ruleset": "cann", "cases": [], "nary": {}}': "nary: expected a list",
+    '{"ruleset": "cann", "cases": [], "nary": [["add", ["i8"], null, {}, "i8", null]]}': "nary[0]: expected a list of two",
+    '{"ruleset": "cann", "cases": [], "nary": [["add", ["i8", "u8"]]]}': "nary[0]: expected [op, [a, b",
+    '{"ruleset": "cann", "cases": [], "nary": [["add", ["i8", "u8"], null, {}, 3, null]]}': "nary[0]: result must",
     "{": "not a readable recording",
     "[" * 100000: "not a readable recording",
 }

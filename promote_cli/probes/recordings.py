@@ -13,9 +13,10 @@ from pathlib import Path
 
 from promote_cli.errors import PromoteError, RuleDefect, UsageError
 from promote_cli.oracle import registry
-from promote_cli.oracle.engine import answer
+from promote_cli.oracle.engine import answer, answer_n
 
 CASE_SHAPE = "[op, a, b, options, result, error]"
+NARY_SHAPE = "[op, [a, b, c, ...], null, options, result, error]"
 
 
 @dataclass
@@ -55,7 +56,8 @@ def load_recording(path: str | Path) -> dict:
 
 def check_recording(data, where: str) -> None:
     """UsageError unless `data` has the shape of a recording: `ruleset` (a name), optional `package` and
-    `version` strings, and `cases`, a list of [op, a, b, options, result, error]."""
+    `version` strings, `cases`, a list of [op, a, b, options, result, error], and optionally `nary`, a list
+    of [op, [a, b, c, ...], null, options, result, error]."""
     if not isinstance(data, dict):
         raise UsageError(f"{where}: not a recording: expected a JSON object, got {type(data).__name__}")
     missing = [k for k in ("ruleset", "cases") if k not in data]
@@ -76,14 +78,33 @@ def check_recording(data, where: str) -> None:
         for field, value in (("op", op), ("a", a), ("b", b)):
             if not isinstance(value, str):
                 raise UsageError(f"{where}: cases[{index}]: {field} must be a string, got {_brief(value)}")
-        if not isinstance(options, dict):
-            raise UsageError(f"{where}: cases[{index}]: options must be an object, got {_brief(options)}")
-        if any(isinstance(v, (dict, list)) or v is None for v in options.values()):
-            raise UsageError(f"{where}: cases[{index}]: option values must be strings, numbers or booleans, "
-                             f"got {_brief(options)}")
-        for field, value in (("result", result), ("error", error)):
-            if not isinstance(value, (str, type(None))):
-                raise UsageError(f"{where}: cases[{index}]: {field} must be a string or null, got {_brief(value)}")
+        _check_answer(where, f"cases[{index}]", options, result, error)
+    nary = data.get("nary", [])
+    if not isinstance(nary, list):
+        raise UsageError(f"{where}: nary: expected a list of {NARY_SHAPE}, got {type(nary).__name__}")
+    for index, case in enumerate(nary):
+        if not isinstance(case, list) or len(case) != 6:
+            raise UsageError(f"{where}: nary[{index}]: expected {NARY_SHAPE}, got {_brief(case)}")
+        op, operand_list, _, options, result, error = case
+        if not isinstance(op, str):
+            raise UsageError(f"{where}: nary[{index}]: op must be a string, got {_brief(op)}")
+        if (not isinstance(operand_list, list) or len(operand_list) < 2
+                or not all(isinstance(x, str) for x in operand_list)):
+            raise UsageError(f"{where}: nary[{index}]: expected a list of two or more operands, "
+                             f"got {_brief(operand_list)}")
+        _check_answer(where, f"nary[{index}]", options, result, error)
+
+
+def _check_answer(where: str, key: str, options, result, error) -> None:
+    """A case's options (an object of plain values), result and error (strings or null)."""
+    if not isinstance(options, dict):
+        raise UsageError(f"{where}: {key}: options must be an object, got {_brief(options)}")
+    if any(isinstance(v, (dict, list)) or v is None for v in options.values()):
+        raise UsageError(f"{where}: {key}: option values must be strings, numbers or booleans, "
+                         f"got {_brief(options)}")
+    for field, value in (("result", result), ("error", error)):
+        if not isinstance(value, (str, type(None))):
+            raise UsageError(f"{where}: {key}: {field} must be a string or null, got {_brief(value)}")
 
 
 def same_framework(recording: dict, framework: str, where: str) -> None:
@@ -114,6 +135,26 @@ def compare(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mism
         if got != expected:
             mismatches.append(Mismatch(op, a, b, options, expected, got, error, got_error))
     return len(recording["cases"]), mismatches
+
+
+def compare_nary(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mismatch]]:
+    """(cases checked, mismatches) of a recording's N-operand cases (its ``nary`` list:
+    ``[op, [a, b, c, ...], null, options, result, error]``) against its ruleset's N-ary
+    answer (``[nary]``: a fold of pair answers or a join)."""
+    rs = registry.load(ruleset or recording["ruleset"])
+    mismatches = []
+    cases = recording.get("nary", [])
+    for op, operands, _, options, expected, error in cases:
+        try:
+            ans = answer_n(rs, operands, op, options)
+            got, got_error = ans.result, ans.refusal
+        except RuleDefect:  # a rule that fails is a defect of the file, never a disagreement
+            raise
+        except PromoteError as exc:
+            got, got_error = None, str(exc)
+        if got != expected:
+            mismatches.append(Mismatch(op, ", ".join(operands), "", options, expected, got, error, got_error))
+    return len(cases), mismatches
 
 
 def probe_module(ruleset: str):
@@ -162,7 +203,8 @@ def run(framework: str, recording: str | None = None) -> Report:
             package = getattr(probe, "PACKAGE", probe.__name__)
             raise UsageError(f"{package} is not installed here: pip install {package} "
                              "(or compare with a saved file: --recording FILE)")
-        data = probe.record()
+        record_for = getattr(probe, "record_for", None)  # a probe that asks per ruleset version
+        data = record_for(framework) if record_for else probe.record()
         check_recording(data, f"what {probe.__name__} recorded")
         checks = list(getattr(probe, "extra_checks", lambda: [])())
     total, mismatches = compare(data, framework)
