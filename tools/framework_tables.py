@@ -1,0 +1,183 @@
+"""Write the recorded tables of a rule file from its framework's recording.
+
+A rule file is rules, not dumps; what stays data is a framework's own promotion table
+(PyTorch's ``torch.promote_types``, TensorFlow's per-mode tables), which the rules
+consult.  This tool writes such tables from the committed recording, so no cell is
+typed by hand.  A table sits in the rule file between two marker lines
+
+    # BEGIN generated table NAME (tools/framework_tables.py)
+    ...
+    # END generated table NAME
+
+and everything outside the markers is left as it is.  A cell is the result the
+recording gives for the table's op, options and the operands of its row and column, or
+the refusal marker ``x`` when the framework refused; columns are aligned so the table
+reads as a table.
+
+    python tools/framework_tables.py torch            # rewrite the blocks in place
+    python tools/framework_tables.py torch --check    # exit 1 when the file is not what it would write
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+TOOL = "tools/framework_tables.py"
+REFUSAL = "x"
+
+
+@dataclass
+class Table:
+    """One generated table: cell (row, column) is what `op` with `options` gave for (row, column)."""
+
+    name: str
+    op: str
+    rows: list[str]
+    columns: list[str]
+    comment: list[str]
+    reason: str
+    options: dict = field(default_factory=dict)
+    commutative: bool = False
+
+
+@dataclass
+class Source:
+    """A rule file and the recording its tables come from."""
+
+    rules: Path
+    recording: Path
+    tables: list[Table]
+
+
+def _types(recording: Path, op: str) -> list[str]:
+    """The dtypes a recording asked `op` about, in the order it asked them."""
+    data = json.loads(recording.read_text(encoding="utf-8"))
+    seen: dict[str, None] = {}
+    for case in data["cases"]:
+        if case[0] == op and ":" not in case[1]:
+            seen.setdefault(case[1], None)
+    return list(seen)
+
+
+def torch_source() -> Source:
+    recording = ROOT / "tests" / "data" / "recordings" / "torch-2.13.json"
+    types = _types(recording, "promote_types")
+    return Source(ROOT / "rules" / "torch.toml", recording, [
+        Table("promote", "promote_types", types, types, commutative=True,
+              comment=["torch.promote_types over every dtype PyTorch has a name for: its promotion lookup",
+                       "(c10/core/ScalarType.cpp) with the float8, barebones-unsigned and sub-byte checks",
+                       "in front of it.  x: PyTorch refuses the pair."],
+              reason="torch.promote_types refuses {a} with {b}: float8 types promote with nothing but themselves, "
+                     "uint16/32/64 and the sub-byte uints only with floats, and the sub-byte ints and "
+                     "float4 have no entry in PyTorch's promotion lookup"),
+    ])
+
+
+SOURCES = {"torch": torch_source}
+
+
+def load_answers(path: Path) -> dict:
+    """(op, a, b, options) -> recorded result (None when refused)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return {(op, a, b, json.dumps(options, sort_keys=True)): result
+            for op, a, b, options, result, _error in data["cases"]}
+
+
+def _q(text: str) -> str:
+    return json.dumps(text)
+
+
+def render(table: Table, answers: dict) -> str:
+    """The TOML text of one table, columns aligned."""
+    opts = json.dumps(table.options, sort_keys=True)
+    cells = {}
+    for row in table.rows:
+        for col in table.columns:
+            key = (table.op, row, col, opts)
+            if key not in answers:
+                raise SystemExit(f"{TOOL}: the recording has no case {key}")
+            cells[row, col] = answers[key] if answers[key] is not None else REFUSAL
+    head = [_q(c) for c in table.columns]
+    body = {row: [_q(cells[row, c]) for c in table.columns] for row in table.rows}
+    widths = [max(len(head[i]), *(len(body[r][i]) for r in table.rows)) for i in range(len(head))]
+    keys = {row: _q(row) if not re.fullmatch(r"[A-Za-z0-9_-]+", row) else row for row in table.rows}
+    key_width = max(len("columns"), *(len(k) for k in keys.values()))
+
+    def line(key: str, values: list[str]) -> str:
+        padded = [v + "," + " " * (w - len(v)) for v, w in zip(values[:-1], widths[:-1])]
+        return f"{key:<{key_width}} = [" + " ".join(padded + [values[-1]]) + "]"
+
+    out = [f"[tables.{table.name}]"]
+    out += [f"# {c}" for c in table.comment]
+    if table.commutative:
+        out.append("commutative = true")
+    out.append(f"reason = {_q(table.reason)}")
+    out.append(line("columns", head))
+    out.append(f"[tables.{table.name}.rows]")
+    out += [line(keys[row], body[row]) for row in table.rows]
+    return "\n".join(out)
+
+
+_BLOCK = re.compile(r"^# BEGIN generated table (?P<name>\S+) \(.*?\)\n(?P<body>.*?)^# END generated table (?P=name)$",
+                    re.M | re.S)
+
+
+def rewrite(text: str, tables: list[Table], answers: dict) -> str:
+    """`text` with every generated block written anew; SystemExit when blocks are missing or unknown."""
+    by_name = {t.name: t for t in tables}
+    found = [m.group("name") for m in _BLOCK.finditer(text)]
+    unknown = sorted(set(found) - set(by_name))
+    missing = sorted(set(by_name) - set(found))
+    doubled = sorted({n for n in found if found.count(n) > 1})
+    if unknown or missing or doubled:
+        raise SystemExit(f"{TOOL}: generated blocks: unknown {unknown}, missing {missing}, repeated {doubled}")
+
+    def block(m: re.Match) -> str:
+        name = m.group("name")
+        return (f"# BEGIN generated table {name} ({TOOL})\n{render(by_name[name], answers)}\n"
+                f"# END generated table {name}")
+
+    return _BLOCK.sub(block, text)
+
+
+def check(source: Source, rules: Path | None = None) -> list[str]:
+    """The names of the generated tables of the rule file that differ from what the tool writes (empty: up to date)."""
+    path = rules or source.rules
+    text = path.read_text(encoding="utf-8")
+    new = rewrite(text, source.tables, load_answers(source.recording))
+    old_blocks = {m.group("name"): m.group(0) for m in _BLOCK.finditer(text)}
+    new_blocks = {m.group("name"): m.group(0) for m in _BLOCK.finditer(new)}
+    return [name for name in new_blocks if old_blocks.get(name) != new_blocks[name]]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("framework", choices=sorted(SOURCES))
+    parser.add_argument("--check", action="store_true", help="exit 1 when the rule file is stale")
+    parser.add_argument("--rules", type=Path, help="the rule file (default: rules/FRAMEWORK.toml)")
+    args = parser.parse_args(argv)
+    source = SOURCES[args.framework]()
+    path = args.rules or source.rules
+    if args.check:
+        stale = check(source, path)
+        if stale:
+            print(f"{path}: stale generated tables: {', '.join(stale)} (run python {TOOL} {args.framework})",
+                  file=sys.stderr)
+            return 1
+        return 0
+    text = path.read_text(encoding="utf-8")
+    new = rewrite(text, source.tables, load_answers(source.recording))
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
