@@ -12,14 +12,14 @@ def _tool():
     return load_tool("framework_tables")
 
 
-@pytest.mark.parametrize("framework", ["torch"])
+@pytest.mark.parametrize("framework", ["torch", "tensorflow"])
 def test_generated_tables_are_up_to_date(framework):
     tool = _tool()
     stale = tool.check(tool.SOURCES[framework]())
     assert not stale, f"stale generated tables for {framework}: {stale}; run python tools/framework_tables.py {framework}"
 
 
-@pytest.mark.parametrize("framework", ["torch"])
+@pytest.mark.parametrize("framework", ["torch", "tensorflow"])
 def test_every_generated_table_is_used_by_a_rule(framework):
     tool = _tool()
     source = tool.SOURCES[framework]()

@@ -44,6 +44,7 @@ class Table:
     reason: str
     options: dict = field(default_factory=dict)
     commutative: bool = False
+    weak_from: list[str] = field(default_factory=list)  # a cell is weak:DTYPE where one of these ops gave it weak
 
 
 @dataclass
@@ -79,7 +80,44 @@ def torch_source() -> Source:
     ])
 
 
-SOURCES = {"torch": torch_source}
+TF_WEAK = ["weak:i32", "weak:i64", "weak:f32", "weak:f64", "weak:c128"]
+TF_PYTHON = ["py:bool", "py:int", "py:float", "py:complex"]
+
+
+def tensorflow_source() -> Source:
+    recording = ROOT / "tests" / "data" / "recordings" / "tensorflow-2.21.json"
+    types = _types(recording, "tnp.result_type")
+
+    def mode(name: str, prefer_float32: bool = False) -> dict:
+        return {"dtype_conversion_mode": name, "prefer_float32": prefer_float32}
+
+    lattice = types + TF_WEAK + TF_PYTHON
+    return Source(ROOT / "rules" / "tensorflow.toml", recording, [
+        Table("numpy", "tnp.result_type", types + TF_PYTHON, types + TF_PYTHON, options=mode("legacy"),
+              commutative=True,
+              comment=["tnp.result_type in legacy mode (and with NumPy behaviour off): NumPy's own promotion",
+                       "(numpy.result_type over the ml_dtypes types), Python scalars as NumPy 2 treats them."],
+              reason="NumPy cannot promote {a} with {b}"),
+        Table("numpy_prefer_float32", "tnp.result_type", TF_PYTHON, types + TF_PYTHON,
+              options=mode("legacy", True),
+              comment=["The Python-scalar rows of the numpy table with prefer_float32=true: a Python float",
+                       "is a float32, a Python complex a complex64."],
+              reason="NumPy cannot promote {a} with {b}"),
+        Table("safe", "tnp.result_type", lattice, lattice, options=mode("safe"), commutative=True,
+              weak_from=["add", "tf.add"],
+              comment=["dtype_conversion_mode=safe: TensorFlow's auto dtype conversion lattice without the",
+                       "conversions that may lose precision (flexible_dtypes.py).  weak:X is a WeakTensor;",
+                       "a Python int is weak i32, a float weak f32, a complex weak c128; x: refused."],
+              reason="In promotion mode PromoMode.SAFE, implicit dtype promotion between {a} and {b} is disallowed"),
+        Table("all", "tnp.result_type", lattice, lattice, options=mode("all"), commutative=True,
+              weak_from=["add", "tf.add"],
+              comment=["dtype_conversion_mode=all: TensorFlow's auto dtype conversion lattice",
+                       "(flexible_dtypes.py), every conversion allowed; x: a dtype outside the lattice."],
+              reason="TensorFlow's dtype conversion lattice has no {a} or {b}"),
+    ])
+
+
+SOURCES = {"torch": torch_source, "tensorflow": tensorflow_source}
 
 
 def load_answers(path: Path) -> dict:
@@ -102,7 +140,10 @@ def render(table: Table, answers: dict) -> str:
             key = (table.op, row, col, opts)
             if key not in answers:
                 raise SystemExit(f"{TOOL}: the recording has no case {key}")
-            cells[row, col] = answers[key] if answers[key] is not None else REFUSAL
+            cell = answers[key] if answers[key] is not None else REFUSAL
+            if any(answers.get((op, row, col, opts)) == f"weak:{cell}" for op in table.weak_from):
+                cell = f"weak:{cell}"
+            cells[row, col] = cell
     head = [_q(c) for c in table.columns]
     body = {row: [_q(cells[row, c]) for c in table.columns] for row in table.rows}
     widths = [max(len(head[i]), *(len(body[r][i]) for r in table.rows)) for i in range(len(head))]
