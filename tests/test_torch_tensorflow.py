@@ -1,0 +1,150 @@
+"""PyTorch and TensorFlow: their probes' pure parts (no framework needed), their recordings'
+shape, and a few answers of the rulesets that the docs build on."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from promote_cli.oracle import registry
+from promote_cli.oracle.engine import answer
+from promote_cli.probes import tensorflow as tf_probe
+from promote_cli.probes import torch as torch_probe
+from promote_cli.vocab.dtypes import find
+
+RECORDINGS = Path(__file__).parent / "data" / "recordings"
+
+
+def _recording(name: str) -> dict:
+    return json.loads((RECORDINGS / name).read_text(encoding="utf-8"))
+
+
+# ---------------------------------------------------------------- torch probe
+
+def test_torch_clean_error_drops_the_source_location_and_the_plea():
+    exc = RuntimeError('ix_a != -1 INTERNAL ASSERT FAILED at "/__w/pytorch/c10/core/ScalarType.cpp":103, '
+                       "please report a bug to PyTorch. \nmore lines")
+    assert torch_probe.clean_error(exc) == "ix_a != -1 INTERNAL ASSERT FAILED"
+
+
+@pytest.mark.parametrize("message, promoted, kind", [
+    ("ix_b != -1 INTERNAL ASSERT FAILED", False, "internal assert"),
+    ("\"add_stub\" not implemented for 'UInt16'", True, "kernel missing"),
+    ("Promotion for Float8 Types is not supported, attempted to promote Float8_e4m3fn and Float", False,
+     "promotion refused"),
+    ("Unknown Complex ScalarType for Float8_e5m2", False, "promotion refused"),
+    ("something else went wrong", False, "error"),
+])
+def test_torch_refusal_kinds(message, promoted, kind):
+    assert torch_probe.refusal_kind(message, promoted) == kind
+
+
+def test_torch_pairs_per_op():
+    n = len(torch_probe.TO_TORCH)
+    pairs = {op: list(torch_probe.operand_pairs(op)) for op in torch_probe.OPS}
+    assert len(pairs["promote_types"]) == n * n
+    assert all(":" not in a + b for a, b in pairs["promote_types"])
+    assert len(pairs["add"]) == 4 * n * n + 4 * 4 * n
+    assert len(pairs["result_type"]) == len(pairs["add"]) + 16  # two Python scalars: result_type only
+    assert not any(a.startswith("py:") and b.startswith("py:") for a, b in pairs["add"])
+
+
+def test_torch_names_are_canonical_and_unnamed_ones_are_listed():
+    assert set(torch_probe.TO_TORCH) <= set(torch_probe.TORCH_NAMES)
+    assert all(find(name) is not None and find(name).name == name for name in torch_probe.TO_TORCH)
+    assert not set(torch_probe.TORCH_NAMES.values()) & set(torch_probe.UNNAMED)
+
+
+def test_torch_recording_says_what_it_recorded():
+    data = _recording("torch-2.13.json")
+    assert data["ruleset"] == "torch" and data["version"] == "2.13.0"
+    kinds = {"promotion refused", "internal assert", "kernel missing", "error"}
+    for op, a, b, options, result, error in data["cases"]:
+        assert (result is None) != (error is None), (op, a, b)
+        if error is not None:
+            assert error.split(":", 1)[0] in kinds, error
+    counted = sum(sum(per_kind.values()) for per_kind in data["refusals"].values())
+    assert counted == sum(1 for case in data["cases"] if case[5] is not None)
+
+
+# ---------------------------------------------------------------- tensorflow probe
+
+@pytest.mark.parametrize("message, clean", [
+    ("cannot compute AddV2 as input #1(zero-based) was expected to be a int8 tensor but is a uint8 tensor "
+     "[Op:AddV2] name: ", "cannot compute AddV2 as input #1(zero-based) was expected to be a int8 tensor "
+     "but is a uint8 tensor"),
+    ("{{function_node __wrapped__Cast_device_/job:localhost/replica:0/task:0/device:CPU:0}} Cast int4 to half "
+     "is not supported [Op:Cast] name: ", "Cast int4 to half is not supported"),
+    ("Value for attr 'T' of bool is not in the list of allowed values: bfloat16, half, float\n\t; NodeDef: x",
+     "Value for attr 'T' of bool is not in the list of allowed values"),
+    ("In promotion mode PromoMode.SAFE, implicit dtype promotion between (<dtype: 'int8'>, weak=False) and "
+     "(<dtype: 'uint8'>, weak=False) is disallowed. You need to explicitly specify the dtype.",
+     "In promotion mode PromoMode.SAFE, implicit dtype promotion between (<dtype: 'int8'>, weak=False) and "
+     "(<dtype: 'uint8'>, weak=False) is disallowed."),
+])
+def test_tensorflow_clean_error(message, clean):
+    assert tf_probe.clean_error(ValueError(message)) == clean
+
+
+def test_tensorflow_pairs_per_mode():
+    n = len(tf_probe.TO_TF)
+    standard = len([t for t in tf_probe.STANDARD if t in tf_probe.TO_TF])
+    off = list(tf_probe.operand_pairs("tnp.add", "off", False))
+    assert not any(x.startswith("weak:") for pair in off for x in pair)
+    assert sum(1 for a, b in off if a.startswith("0d:") or b.startswith("0d:")) == 2 * standard * standard
+    off_f32 = list(tf_probe.operand_pairs("tnp.add", "off", True))
+    assert not any(x.startswith("0d:") for pair in off_f32 for x in pair)
+    lattice = list(tf_probe.operand_pairs("add", "all", True))
+    assert {x for pair in lattice for x in pair if x.startswith("weak:")} == {f"weak:{t}" for t in tf_probe.WEAK}
+    assert not any(a.startswith("py:") and b.startswith("py:") for a, b in lattice)
+    assert len(off_f32) == n * n + 2 * 4 * n + 16
+
+
+def test_tensorflow_version_does_not_import_tensorflow():
+    import sys
+
+    tf_probe.version()
+    assert "tensorflow" not in sys.modules
+
+
+def test_tensorflow_recording_covers_every_mode_and_op():
+    data = _recording("tensorflow-2.21.json")
+    assert data["ruleset"] == "tensorflow" and data["version"] == "2.21.0"
+    seen = {(c[0], c[3]["dtype_conversion_mode"], c[3]["prefer_float32"]) for c in data["cases"]}
+    assert seen == {(op, mode, pf) for op in tf_probe.OPS for mode in tf_probe.MODES for pf in (False, True)}
+    weak_results = [c for c in data["cases"] if (c[4] or "").startswith("weak:")]
+    assert weak_results and all(c[3]["dtype_conversion_mode"] in ("safe", "all") for c in weak_results)
+
+
+# ---------------------------------------------------------------- the rulesets
+
+@pytest.mark.parametrize("a, b, op, want", [
+    ("u8", "0d:i8", "add", "u8"),          # a 0-d tensor of the same kind does not widen
+    ("0d:u8", "0d:i8", "add", "i16"),
+    ("f16", "0d:c64", "add", "c32"),       # a lower-category complex keeps the float's width
+    ("py:int", "py:float", "result_type", "f32"),
+    ("u16", "u16", "result_type", "u16"),
+    ("u16", "u16", "add", None),           # no add kernel
+    ("f32", "0d:f8e5m2", "add", "f32"),
+    ("0d:i8", "u8", "promote_types", "i16"),  # promote_types sees dtypes only
+])
+def test_torch_answers(a, b, op, want):
+    assert answer(registry.load("torch"), a, b, op).result == want
+
+
+@pytest.mark.parametrize("a, b, op, mode, want", [
+    ("i8", "u8", "add", "off", None),
+    ("i8", "u8", "add", "legacy", "i16"),
+    ("i8", "u8", "add", "safe", None),
+    ("i8", "u8", "add", "all", "i16"),
+    ("i64", "u64", "add", "all", "weak:f64"),
+    ("i64", "u64", "tnp.result_type", "all", "f64"),
+    ("i32", "f32", "tnp.add", "all", "f64"),
+    ("0d:i32", "f32", "+", "all", "f32"),
+    ("weak:i32", "i8", "add", "legacy", None),
+])
+def test_tensorflow_answers(a, b, op, mode, want):
+    got = answer(registry.load("tensorflow"), a, b, op, {"dtype_conversion_mode": mode})
+    assert got.result == want, got.refusal
