@@ -81,8 +81,9 @@ def test_torch_recording_says_what_it_recorded():
      "Value for attr 'T' of bool is not in the list of allowed values"),
     ("In promotion mode PromoMode.SAFE, implicit dtype promotion between (<dtype: 'int8'>, weak=False) and "
      "(<dtype: 'uint8'>, weak=False) is disallowed. You need to explicitly specify the dtype.",
-     "In promotion mode PromoMode.SAFE, implicit dtype promotion between (<dtype: 'int8'>, weak=False) and "
-     "(<dtype: 'uint8'>, weak=False) is disallowed."),
+     "In promotion mode PromoMode.SAFE, implicit dtype promotion between int8 and uint8 is disallowed."),
+    ("Implicit Conversion between (<dtype: 'int32'>, weak=True) and <dtype: 'uint8'> is not allowed.",
+     "Implicit Conversion between weak int32 and uint8 is not allowed."),
 ])
 def test_tensorflow_clean_error(message, clean):
     assert tf_probe.clean_error(ValueError(message)) == clean

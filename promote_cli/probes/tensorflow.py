@@ -23,7 +23,8 @@ How the answer is read
     The output's dtype, as ``weak:DTYPE`` when it is a WeakTensor
     (``tnp.result_type`` returns a dtype, never weak).  When the call raises, the
     refusal is the first line of TensorFlow's message without its ``[Op:...] name:``
-    tail, cut after its first sentence.
+    tail, cut after its first sentence, with TensorFlow's dtype reprs shortened
+    (``(<dtype: 'int8'>, weak=True)`` is written ``weak int8``, ``<dtype: 'int8'>`` ``int8``).
 
 Options in the recording: ``{"dtype_conversion_mode": MODE, "prefer_float32": BOOL}``
 on every case.  TensorFlow is imported only inside the worker subprocess, so importing
@@ -92,6 +93,8 @@ OPS = ["add", "tf.add", "tnp.add", "tnp.result_type"]
 _OP_TAIL = re.compile(r"\s*\[Op:\w+\].*$")
 _FUNCTION_NODE = re.compile(r"\{\{function_node [^}]*\}\}\s*")
 _ALLOWED = re.compile(r"(is not in the list of allowed values):.*$")
+_WEAK_DTYPE = re.compile(r"\(<dtype: '(\w+)'>, weak=(True|False)\)")
+_DTYPE = re.compile(r"<dtype: '(\w+)'>")
 _SENTENCE = re.compile(r"(?<=[a-z0-9)'])\.\s+(?=[A-Z])")
 
 
@@ -113,11 +116,16 @@ def version() -> str | None:
 
 
 def clean_error(exc: BaseException) -> str:
-    """TensorFlow's message: its first line, without ``[Op:...] name:``, cut after its first sentence."""
+    """TensorFlow's message: its first line, without ``[Op:...] name:``, cut after its first sentence.
+
+    The list of allowed dtypes is dropped and dtype reprs are shortened (``weak int8``).
+    """
     text = str(exc).strip()
     line = next((ln.strip() for ln in text.splitlines() if ln.strip()), "") or type(exc).__name__
     line = _FUNCTION_NODE.sub("", _OP_TAIL.sub("", line))
     line = _ALLOWED.sub(r"\1", line)
+    line = _WEAK_DTYPE.sub(lambda m: ("weak " if m.group(2) == "True" else "") + m.group(1), line)
+    line = _DTYPE.sub(r"\1", line)
     m = _SENTENCE.search(line)
     if m:
         line = line[: m.start() + 1]
@@ -150,6 +158,7 @@ def _worker(mode: str, prefer_float32: bool) -> list:
     import warnings  # noqa: PLC0415
 
     warnings.filterwarnings("ignore")
+    import numpy as np  # noqa: PLC0415
     import tensorflow as tf  # noqa: PLC0415
     import tensorflow.experimental.numpy as tnp  # noqa: PLC0415
     from tensorflow.python.framework import weak_tensor  # noqa: PLC0415
@@ -167,11 +176,8 @@ def _worker(mode: str, prefer_float32: bool) -> list:
         shape = [2]
         if text.startswith("0d:"):
             shape, text = [], text[3:]
-        dtype = tf.as_dtype(TO_TF[text])
-        try:
-            return tf.zeros(shape, dtype)
-        except Exception:  # noqa: BLE001 - float8: no fill kernel, but a cast from float32
-            return tf.cast(tf.zeros(shape, tf.float32), dtype)
+        # from a NumPy array: TensorFlow has no fill or cast kernel for some of its dtypes
+        return tf.constant(np.zeros(shape, tf.as_dtype(TO_TF[text]).as_numpy_dtype))
 
     fns = {
         "add": lambda x, y: x + y,
