@@ -92,15 +92,20 @@ def test_tensorflow_clean_error(message, clean):
 def test_tensorflow_pairs_per_mode():
     n = len(tf_probe.TO_TF)
     standard = len([t for t in tf_probe.STANDARD if t in tf_probe.TO_TF])
+    for op, mode in (("tnp.add", "off"), ("add", "all")):
+        pairs = list(tf_probe.operand_pairs(op, mode, False))
+        assert len(pairs) == len(set(pairs))
+        assert sum(1 for a, b in pairs if a.startswith("0d:") or b.startswith("0d:")) == 2 * standard * standard
+        assert sum(1 for a, b in pairs if ":" not in a + b) == n * n
     off = list(tf_probe.operand_pairs("tnp.add", "off", False))
     assert not any(x.startswith("weak:") for pair in off for x in pair)
-    assert sum(1 for a, b in off if a.startswith("0d:") or b.startswith("0d:")) == 2 * standard * standard
-    off_f32 = list(tf_probe.operand_pairs("tnp.add", "off", True))
-    assert not any(x.startswith("0d:") for pair in off_f32 for x in pair)
-    lattice = list(tf_probe.operand_pairs("add", "all", True))
+    lattice = list(tf_probe.operand_pairs("add", "all", False))
     assert {x for pair in lattice for x in pair if x.startswith("weak:")} == {f"weak:{t}" for t in tf_probe.WEAK}
     assert not any(a.startswith("py:") and b.startswith("py:") for a, b in lattice)
-    assert len(off_f32) == n * n + 2 * 4 * n + 16
+    # prefer_float32 is about Python scalars: with it, only pairs holding one are asked
+    preferring = list(tf_probe.operand_pairs("tnp.add", "all", True))
+    assert all(a.startswith("py:") or b.startswith("py:") for a, b in preferring)
+    assert len(preferring) == 2 * 4 * (n + len(tf_probe.WEAK)) + 16
 
 
 def test_tensorflow_version_does_not_import_tensorflow():

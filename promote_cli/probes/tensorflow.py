@@ -15,9 +15,10 @@ What is asked
     scalars (``py:bool|int|float|complex``: ``True``, ``3``, ``1.5``, ``1+2j``) with
     each of them, both sides, and with each other (not for ``+``, which Python computes);
     in ``safe`` and ``all`` mode, where TensorFlow has them, WeakTensors
-    (``weak:i32 i64 f32 f64 c128``, ``WeakTensor.from_tensor``) likewise; and, with
-    ``prefer_float32`` false, 0-d tensors (``0d:``, shape ``[]``) of the standard
-    dtypes (``STANDARD``) with dimensioned ones, to show that rank plays no part.
+    (``weak:i32 i64 f32 f64 c128``, ``WeakTensor.from_tensor``) likewise; and 0-d
+    tensors (``0d:``, shape ``[]``) of the standard dtypes (``STANDARD``) with
+    dimensioned ones, to show that rank plays no part.  With ``prefer_float32`` true,
+    only the pairs with a Python scalar (the option is about them).
 
 How the answer is read
     The output's dtype, as ``weak:DTYPE`` when it is a WeakTensor
@@ -133,23 +134,31 @@ def clean_error(exc: BaseException) -> str:
 
 
 def operand_pairs(op: str, mode: str, prefer_float32: bool):
-    """Every (a, b) pair asked for `op` in one run."""
+    """Every (a, b) pair asked for `op` in one run.
+
+    With ``prefer_float32`` true only the pairs with a Python scalar are asked: the
+    option says how Python scalars are read, and the runs with it false ask the rest.
+    """
     types = list(TO_TF)
     scalars = [f"py:{k}" for k in PY_VALUES]
     weak = [f"weak:{t}" for t in WEAK] if mode in ("safe", "all") else []
-    yield from itertools.product(types, types)
     if not prefer_float32:
+        yield from itertools.product(types, types)
         standard = [t for t in STANDARD if t in TO_TF]
         for a, b in itertools.product(standard, standard):
             yield f"0d:{a}", b
             yield a, f"0d:{b}"
-    for t, s in itertools.product(types, weak + scalars):
+    for t, s in itertools.product(types + weak, scalars):
         yield t, s
         yield s, t
-    for x, y in itertools.product(weak + scalars, weak + scalars):
-        if op == "add" and x.startswith("py:") and y.startswith("py:"):
-            continue
-        yield x, y
+    if not prefer_float32:
+        for t, w in itertools.product(types + weak, weak):
+            yield t, w
+            if t not in weak:
+                yield w, t
+    for x, y in itertools.product(scalars, scalars):
+        if op != "add":
+            yield x, y
 
 
 def _worker(mode: str, prefer_float32: bool) -> list:
