@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import ml_dtypes
+import numpy as np
 import pytest
-
-np = pytest.importorskip("numpy")
-ml_dtypes = pytest.importorskip("ml_dtypes")
+from support import require_framework
 
 # The float64 oracles below cast NaN and infinities on purpose (and mask those elements).
 pytestmark = pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
@@ -85,8 +85,9 @@ def test_recorded_inputs_are_exhaustive_for_narrow_sources():
         assert DATA[src]["input"].size >= 3000
 
 
-@pytest.mark.skipif(probe.version() is None, reason="tosa-tools is not installed")
+@pytest.mark.live
 def test_probe_agrees_live():  # pragma: no cover - needs the reference model
+    require_framework(probe)
     x = probe.cast_inputs("f32")
     for dst in ("f8e4m3", "bf16", "i8"):
         ref = probe.run_cast(x, "f32", dst)
