@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+from support import require_framework
 
 from promote_cli.oracle import registry
 from promote_cli.oracle.engine import answer
@@ -154,3 +155,37 @@ def test_torch_answers(a, b, op, want):
 def test_tensorflow_answers(a, b, op, mode, want):
     got = answer(registry.load("tensorflow"), a, b, op, {"dtype_conversion_mode": mode})
     assert got.result == want, got.refusal
+
+
+# ---------------------------------------------------------------- live probes
+
+def _live_disagreements(framework: str, live: dict) -> list:
+    rs = registry.load(framework)
+    return [(op, a, b, options, result, answer(rs, a, b, op, options).result)
+            for op, a, b, options, result, _error in live["cases"]
+            if answer(rs, a, b, op, options).result != result]
+
+
+@pytest.mark.live
+def test_live_torch_agrees_with_ruleset_and_recording():
+    """Re-run the probe against the installed torch; every case must agree."""
+    require_framework(torch_probe)
+    live = torch_probe.record()
+    disagree = _live_disagreements("torch", live)
+    assert not disagree, f"{len(disagree)} of {len(live['cases'])} disagree, e.g. {disagree[:3]}"
+    recorded = _recording("torch-2.13.json")
+    if live["version"] == recorded["version"]:
+        assert live["cases"] == recorded["cases"]
+
+
+@pytest.mark.live
+def test_live_tensorflow_all_mode_agrees_with_ruleset_and_recording():
+    """Re-run the probe's `all` mode (two subprocesses) against the installed TensorFlow."""
+    require_framework(tf_probe)
+    live = tf_probe.record(["all"])
+    disagree = _live_disagreements("tensorflow", live)
+    assert not disagree, f"{len(disagree)} of {len(live['cases'])} disagree, e.g. {disagree[:3]}"
+    recorded = _recording("tensorflow-2.21.json")
+    if live["version"] == recorded["version"]:
+        same_mode = [c for c in recorded["cases"] if c[3]["dtype_conversion_mode"] == "all"]
+        assert live["cases"] == same_mode
