@@ -24,8 +24,9 @@ def test_every_generated_table_is_used_by_a_rule(framework):
     tool = _tool()
     source = tool.SOURCES[framework]()
     text = source.rules.read_text(encoding="utf-8")
-    for table in source.tables:
-        assert f"table('{table.name}'" in text, table.name
+    for item in source.tables:
+        call = "join" if isinstance(item, tool.Lattice) else "table"
+        assert f"{call}('{item.name}'" in text, item.name
 
 
 def test_check_notices_a_changed_cell_and_rewrites_it(tmp_path):
@@ -63,3 +64,28 @@ def test_a_missing_block_is_an_error(tmp_path):
     rules.write_text(text.replace("# END generated table promote", "", 1), encoding="utf-8")
     with pytest.raises(SystemExit, match="missing"):
         tool.check(source, rules)
+
+
+def test_a_lattice_is_written_as_immediate_successors_and_checked():
+    tool = _tool()
+    lattice = tool.Lattice("demo", "join", ["a", "b", "c", "top"], comment=[], reason="none")
+    joins = {("a", "b"): "top", ("a", "c"): "c", ("b", "c"): "top"}
+    answers = {}
+    for x in lattice.nodes:
+        for y in lattice.nodes:
+            z = x if x == y else joins.get((x, y)) or joins.get((y, x)) or "top"
+            answers["join", x, y, "{}"] = z
+    assert tool.hasse(lattice, answers) == {"a": ["c"], "b": ["top"], "c": ["top"], "top": []}
+    text = tool.render_lattice(lattice, answers)
+    assert "[lattices.demo.edges]" in text and 'a   = ["c"]' in text
+    answers["join", "a", "b", "{}"] = answers["join", "b", "a", "{}"] = "c"  # c is not above b
+    with pytest.raises(SystemExit, match="not the least upper bound"):
+        tool.hasse(lattice, answers)
+
+
+def test_the_tensorflow_lattice_gives_the_recorded_joins():
+    tool = _tool()
+    source = tool.SOURCES["tensorflow"]()
+    lattice = next(item for item in source.tables if isinstance(item, tool.Lattice))
+    edges = tool.hasse(lattice, tool.load_answers(source.recording))
+    assert edges["bool"] == ["weak:i32"] and edges["weak:i64"] == ["u8", "i8", "weak:f32"]

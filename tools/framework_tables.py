@@ -1,4 +1,4 @@
-"""Write the recorded tables of a rule file from its framework's recording.
+"""Write the recorded tables and lattices of a rule file from its framework's recording.
 
 A rule file is rules, not dumps; what stays data is a framework's own promotion table
 (PyTorch's ``torch.promote_types``, TensorFlow's per-mode tables), which the rules
@@ -8,6 +8,9 @@ typed by hand.  A table sits in the rule file between two marker lines
     # BEGIN generated table NAME (tools/framework_tables.py)
     ...
     # END generated table NAME
+
+(``lattice`` instead of ``table`` for a lattice, written as each node's immediate
+successors)
 
 and everything outside the markers is left as it is.  A cell is the result the
 recording gives for the table's op, options and the operands of its row and column, or
@@ -48,12 +51,31 @@ class Table:
 
 
 @dataclass
+class Lattice:
+    """One generated lattice: the Hasse diagram of the join `op` with `options` gave over `nodes`.
+
+    A cell (x, y) of the recording is the join of x and y, weak where one of `weak_from`
+    gave it weak.  The tool checks that every recorded join is the least upper bound of
+    the order the joins define (x <= y when join(x, y) = y) and writes each node's
+    immediate successors; the engine computes the joins back from them.
+    """
+
+    name: str
+    op: str
+    nodes: list[str]
+    comment: list[str]
+    reason: str
+    options: dict = field(default_factory=dict)
+    weak_from: list[str] = field(default_factory=list)
+
+
+@dataclass
 class Source:
     """A rule file and the recording its tables come from."""
 
     rules: Path
     recording: Path
-    tables: list[Table]
+    tables: list[Table | Lattice]
 
 
 def _types(recording: Path, op: str) -> list[str]:
@@ -82,6 +104,9 @@ def torch_source() -> Source:
 
 TF_WEAK = ["weak:i32", "weak:i64", "weak:f32", "weak:f64", "weak:c128"]
 TF_PYTHON = ["py:bool", "py:int", "py:float", "py:complex"]
+#: the nodes of TensorFlow's lattice: its public dtypes and its WeakTensors.
+TF_LATTICE = ["bool", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64",
+              "bf16", "f16", "f32", "f64", "c64", "c128"] + TF_WEAK
 
 
 def tensorflow_source() -> Source:
@@ -109,11 +134,12 @@ def tensorflow_source() -> Source:
                        "conversions that may lose precision (flexible_dtypes.py).  weak:X is a WeakTensor;",
                        "a Python int is weak i32, a float weak f32, a complex weak c128; x: refused."],
               reason="In promotion mode PromoMode.SAFE, implicit dtype promotion between {a} and {b} is disallowed"),
-        Table("all", "tnp.result_type", lattice, lattice, options=mode("all"), commutative=True,
-              weak_from=["add", "tf.add"],
-              comment=["dtype_conversion_mode=all: TensorFlow's auto dtype conversion lattice",
-                       "(flexible_dtypes.py), every conversion allowed; x: a dtype outside the lattice."],
-              reason="TensorFlow's dtype conversion lattice has no {a} or {b}"),
+        Lattice("all", "tnp.result_type", TF_LATTICE, options=mode("all"), weak_from=["add", "tf.add"],
+                comment=["dtype_conversion_mode=all: TensorFlow's auto dtype conversion lattice (flexible_dtypes.py),",
+                         "written from the joins recorded for every pair of its nodes.  weak:X is a WeakTensor",
+                         "(TensorFlow's i32*, i64*, f32*, f64*, c128*); a Python bool stands at bool, an int at",
+                         "weak:i32, a float at weak:f32, a complex at weak:c128."],
+                reason="TensorFlow's dtype conversion lattice has no {a} or {b}"),
     ])
 
 
@@ -134,16 +160,8 @@ def _q(text: str) -> str:
 def render(table: Table, answers: dict) -> str:
     """The TOML text of one table, columns aligned."""
     opts = json.dumps(table.options, sort_keys=True)
-    cells = {}
-    for row in table.rows:
-        for col in table.columns:
-            key = (table.op, row, col, opts)
-            if key not in answers:
-                raise SystemExit(f"{TOOL}: the recording has no case {key}")
-            cell = answers[key] if answers[key] is not None else REFUSAL
-            if any(answers.get((op, row, col, opts)) == f"weak:{cell}" for op in table.weak_from):
-                cell = f"weak:{cell}"
-            cells[row, col] = cell
+    cells = {(row, col): _cell(answers, table.op, row, col, opts, table.weak_from)
+             for row in table.rows for col in table.columns}
     head = [_q(c) for c in table.columns]
     body = {row: [_q(cells[row, c]) for c in table.columns] for row in table.rows}
     widths = [max(len(head[i]), *(len(body[r][i]) for r in table.rows)) for i in range(len(head))]
@@ -165,8 +183,53 @@ def render(table: Table, answers: dict) -> str:
     return "\n".join(out)
 
 
-_BLOCK = re.compile(r"^# BEGIN generated table (?P<name>\S+) \(.*?\)\n(?P<body>.*?)^# END generated table (?P=name)$",
-                    re.M | re.S)
+def _cell(answers: dict, op: str, row: str, col: str, opts: str, weak_from: list[str]) -> str:
+    key = (op, row, col, opts)
+    if key not in answers:
+        raise SystemExit(f"{TOOL}: the recording has no case {key}")
+    cell = answers[key] if answers[key] is not None else REFUSAL
+    if any(answers.get((w, row, col, opts)) == f"weak:{cell}" for w in weak_from):
+        cell = f"weak:{cell}"
+    return cell
+
+
+def hasse(lattice: Lattice, answers: dict) -> dict[str, list[str]]:
+    """Each node's immediate successors; SystemExit when the recorded joins are not a lattice's."""
+    opts = json.dumps(lattice.options, sort_keys=True)
+    nodes = lattice.nodes
+    join = {(x, y): _cell(answers, lattice.op, x, y, opts, lattice.weak_from) for x in nodes for y in nodes}
+
+    def le(x: str, y: str) -> bool:
+        return join[x, y] == y
+
+    for (x, y), z in join.items():
+        uppers = [u for u in nodes if le(x, u) and le(y, u)]
+        least = [u for u in uppers if all(le(u, v) for v in uppers)]
+        if least != [z]:
+            raise SystemExit(f"{TOOL}: lattice {lattice.name}: the join of {x} and {y} is {z}, "
+                             f"not the least upper bound ({least or 'none'})")
+    edges = {}
+    for x in nodes:
+        above = [y for y in nodes if y != x and le(x, y)]
+        edges[x] = [y for y in above if not any(z != y and le(z, y) for z in above)]
+    return edges
+
+
+def render_lattice(lattice: Lattice, answers: dict) -> str:
+    """The TOML text of one lattice: one line of immediate successors per node."""
+    edges = hasse(lattice, answers)
+    keys = {n: _q(n) if not re.fullmatch(r"[A-Za-z0-9_-]+", n) else n for n in lattice.nodes}
+    width = max(len(k) for k in keys.values())
+    out = [f"[lattices.{lattice.name}]"]
+    out += [f"# {c}" for c in lattice.comment]
+    out.append(f"reason = {_q(lattice.reason)}")
+    out.append(f"[lattices.{lattice.name}.edges]")
+    out += [f"{keys[n]:<{width}} = [" + ", ".join(_q(e) for e in edges[n]) + "]" for n in lattice.nodes]
+    return "\n".join(out)
+
+
+_BLOCK = re.compile(r"^# BEGIN generated (?P<kind>table|lattice) (?P<name>\S+) \(.*?\)\n(?P<body>.*?)"
+                    r"^# END generated (?P=kind) (?P=name)$", re.M | re.S)
 
 
 def rewrite(text: str, tables: list[Table], answers: dict) -> str:
@@ -181,8 +244,10 @@ def rewrite(text: str, tables: list[Table], answers: dict) -> str:
 
     def block(m: re.Match) -> str:
         name = m.group("name")
-        return (f"# BEGIN generated table {name} ({TOOL})\n{render(by_name[name], answers)}\n"
-                f"# END generated table {name}")
+        item = by_name[name]
+        kind = "lattice" if isinstance(item, Lattice) else "table"
+        text = render_lattice(item, answers) if kind == "lattice" else render(item, answers)
+        return f"# BEGIN generated {kind} {name} ({TOOL})\n{text}\n# END generated {kind} {name}"
 
     return _BLOCK.sub(block, text)
 
