@@ -59,18 +59,78 @@ class Let:
     names: frozenset[str]
 
 
+# Bounds that keep a hostile rule file from costing time or memory: checked at load, so that a query
+# never runs anything larger.  The shipped files stay far below them (no expression over 120
+# characters, a few dozen nodes).
+MAX_CHARS = 2000          # an expression's text
+MAX_DEPTH = 60            # nesting of its syntax tree
+MAX_NODES = 5000          # nodes after every let is inlined
+MAX_INT = 1 << 64         # an integer literal's magnitude
+MAX_STR = 200             # a string literal's length
+MAX_PRODUCT_BITS = 128    # `*` multiplies integers only, into at most this many bits
+
+
+def _short(text: str) -> str:
+    return repr(text) if len(text) <= 80 else repr(text[:77] + "...")
+
+
 def _source(text) -> str:
     if not isinstance(text, str):
         raise ExprError(f"expected an expression string, got {type(text).__name__}")
+    if len(text) > MAX_CHARS:
+        raise ExprError(f"expression of {len(text)} characters (at most {MAX_CHARS}): {_short(text)}")
     return " ".join(line.strip() for line in text.strip().splitlines())
 
 
 def parse(text: str) -> ast.expr:
-    """The syntax tree of `text` (lines joined); ExprError on a syntax error."""
+    """The syntax tree of `text` (lines joined); ExprError on a syntax error or a tree too deep."""
     try:
-        return ast.parse(_source(text), mode="eval").body
+        tree = ast.parse(_source(text), mode="eval").body
     except SyntaxError as exc:
-        raise ExprError(f"syntax error in {text!r}: {exc.msg}") from None
+        raise ExprError(f"syntax error in {_short(text)} at column {exc.offset or 0}: {exc.msg}") from None
+    except (RecursionError, MemoryError):
+        raise ExprError(f"{_short(text)} is nested too deeply") from None
+    _check_size(tree, text)
+    return tree
+
+
+def _check_size(tree: ast.AST, text: str) -> None:
+    """Depth, node count and literal sizes within the bounds above (iteratively: no recursion)."""
+    stack, nodes = [(tree, 1)], 0
+    while stack:
+        node, depth = stack.pop()
+        nodes += 1
+        if depth > MAX_DEPTH:
+            raise ExprError(f"{_short(text)} is nested too deeply (more than {MAX_DEPTH} levels)")
+        if nodes > MAX_NODES:
+            raise ExprError(f"{_short(text)} is too large (more than {MAX_NODES} terms with its lets inlined)")
+        if type(node) is ast.Constant:
+            value = node.value
+            if isinstance(value, int) and not isinstance(value, bool) and abs(value) > MAX_INT:
+                raise ExprError(f"integer literal too large in {_short(text)} (at most 2**64)")
+            if isinstance(value, str) and len(value) > MAX_STR:
+                raise ExprError(f"string literal too long in {_short(text)} (at most {MAX_STR} characters)")
+        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
+
+
+def _mul(x, y):
+    """`x * y` of rule expressions: integers only, the product bounded (no string or sequence repetition)."""
+    if type(x) is not int or type(y) is not int:
+        raise TypeError(f"* multiplies integers, not {type(x).__name__} and {type(y).__name__}")
+    if x and y and abs(x).bit_length() + abs(y).bit_length() > MAX_PRODUCT_BITS:
+        raise OverflowError(f"product of {x} and {y} is too large")
+    return x * y
+
+
+class _CheckedArithmetic(ast.NodeTransformer):
+    """`a * b` -> `_mul(a, b)`, so that a product is checked when it is computed."""
+
+    def visit_BinOp(self, node: ast.BinOp):
+        self.generic_visit(node)
+        if type(node.op) is ast.Mult:
+            call = ast.Call(ast.Name("_mul", ast.Load()), [node.left, node.right], [])
+            return ast.copy_location(call, node)
+        return node
 
 
 def let_signature(key: str) -> tuple[str, tuple[str, ...]]:
@@ -236,12 +296,14 @@ def compile_expr(text: str, names: Iterable[str], functions: Iterable[str], lets
     """
     compiler = _Compiler(text, names, functions, lets, check_call, rewrite_call)
     tree = compiler.visit(parse(text))
-    code = compile(ast.Expression(tree), f"<rule {text}>", "eval")
+    _check_size(tree, text)  # again, with the lets inlined
+    tree = ast.fix_missing_locations(_CheckedArithmetic().visit(tree))
+    code = compile(ast.Expression(tree), f"<rule {text[:MAX_STR]}>", "eval")
     return Expr(text, code, frozenset(compiler.used))
 
 
 def function_table(**functions: Callable) -> dict[str, Callable]:
     """The evaluation globals: the given functions and no builtins."""
-    env: dict = {"__builtins__": {}}
+    env: dict = {"__builtins__": {}, "_mul": _mul}
     env.update(functions)
     return env

@@ -7,16 +7,26 @@ The schema is documented in docs/rules.md.
 
 from __future__ import annotations
 
+import ast
+import os
+import stat
 import string
 import sys
 from pathlib import Path
 
-import ast
-
 from promote_cli.errors import RuleFileError, UsageError
 from promote_cli.oracle.expr import REFERENCE_FUNCTIONS, Expr, ExprError, Let, compile_expr, define_lets
-from promote_cli.oracle.model import (REFUSE, Clause, Lattice, NAry, OperandPolicy, Option, Refuse, Ruleset, Table,
-                                      TypeMap)
+from promote_cli.oracle.model import (
+    REFUSE,
+    Clause,
+    Lattice,
+    NAry,
+    OperandPolicy,
+    Option,
+    Ruleset,
+    Table,
+    TypeMap,
+)
 from promote_cli.vocab import dtypes, operands
 from promote_cli.vocab.dtypes import DType
 from promote_cli.vocab.operands import PYTHON, WEAK, Operand
@@ -117,14 +127,55 @@ class _Checker:
         return text
 
 
+#: The largest rule file read (the shipped ones are a few tens of kB).
+MAX_RULE_FILE_BYTES = 8 << 20
+
+
 def read_toml(path: Path) -> dict:
+    """A rule file's TOML. Only a regular file of bounded size is read (a FIFO, a device or a link to
+    one is refused without blocking); it must be UTF-8; every failure is one RuleFileError line."""
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except tomllib.TOMLDecodeError as exc:
-        raise RuleFileError(f"{path}: not valid TOML: {exc}") from None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise RuleFileError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise RuleFileError(f"{path}: not a regular file")
+        if info.st_size > MAX_RULE_FILE_BYTES:
+            raise RuleFileError(f"{path}: too large for a rule file ({info.st_size} bytes; "
+                                f"the limit is {MAX_RULE_FILE_BYTES})")
+        chunks, size = [], 0
+        while size <= MAX_RULE_FILE_BYTES:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise RuleFileError(f"{path}: cannot read: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+    if size > MAX_RULE_FILE_BYTES:
+        raise RuleFileError(f"{path}: too large for a rule file (over {MAX_RULE_FILE_BYTES} bytes)")
+    data = b"".join(chunks)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise RuleFileError(f"{path}: not UTF-8 (byte {exc.start}, line {line})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise RuleFileError(f"{path}: not valid TOML: {' '.join(str(exc).split())}") from None
+    except RecursionError:
+        raise RuleFileError(f"{path}: not valid TOML: nested too deeply") from None
+
+
+def _probe_exists(name: str) -> bool:
+    """Whether promote_cli.probes has a module of that name (already imported, or its file is there)."""
+    return (f"promote_cli.probes.{name}" in sys.modules
+            or (Path(__file__).resolve().parent.parent / "probes" / f"{name}.py").is_file())
 
 
 def merge(base: dict, override: dict) -> dict:
@@ -171,7 +222,7 @@ def build(raw: dict, path: str) -> Ruleset:
     sets.resolve_all()
     notes = tuple(check.str_of(n, f"notes[{i}]") for i, n in enumerate(check.list_of(raw.get("notes", []), "notes")))
     probe = raw.get("probe")
-    if probe is not None and (not isinstance(probe, str) or not probe.isidentifier()):
+    if probe is not None and (not isinstance(probe, str) or not probe.isidentifier() or not _probe_exists(probe)):
         check.fail("probe", f"expected the name of a module in promote_cli.probes, got {probe!r}")
 
     policy = _operand_policy(check, raw.get("operands", {}))
