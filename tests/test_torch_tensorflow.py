@@ -70,6 +70,31 @@ def test_torch_recording_says_what_it_recorded():
     assert counted == sum(1 for case in data["cases"] if case[5] is not None)
 
 
+def _per_category(operands: list[str]) -> str:
+    """PyTorch's N-operand result dtype from the ruleset's binary answers: promote within each
+    category (0-d, dimensioned tensors), then combine the categories from the lowest up."""
+    rs = registry.load("torch")
+    state: dict[str, str] = {}
+    for x in operands:
+        form = x.split(":", 1)[0] if ":" in x else "nd"
+        dtype = x.split(":", 1)[-1]
+        state[form] = dtype if form not in state else answer(rs, state[form], dtype, "promote_types").result
+    lower = None
+    for form, prefix in (("0d", "0d:"), ("nd", "")):
+        if form not in state:
+            continue
+        here = prefix + state[form]
+        lower = state[form] if lower is None else answer(rs, here, f"0d:{lower}", "result_type").result
+    return lower
+
+
+def test_torch_three_operands_are_promoted_per_category():
+    triples = _recording("torch-2.13.json")["addcmul"]
+    assert triples
+    for operands, result, error in triples:
+        assert error is None and _per_category(operands) == result, operands
+
+
 # ---------------------------------------------------------------- tensorflow probe
 
 @pytest.mark.parametrize("message, clean", [

@@ -91,6 +91,15 @@ PY_VALUES = {"bool": True, "int": 3, "float": 1.5, "complex": 1 + 2j}
 
 OPS = ["add", "result_type", "promote_types"]
 
+#: operand triples asked of torch.addcmul(input, tensor1, tensor2), whose result dtype
+#: PyTorch computes over all three operands at once (one promoted dtype per category).
+TRIPLES = [
+    ("u8", "0d:i64", "0d:i8"),
+    ("0d:i64", "0d:i8", "u8"),
+    ("i8", "0d:i64", "0d:f16"),
+    ("f16", "0d:f64", "0d:c64"),
+]
+
 _LOCATION = re.compile(r'\s+at "[^"]*":\d+')
 _REPORT = re.compile(r",? please report a bug to PyTorch\..*$")
 
@@ -206,6 +215,17 @@ def operand_pairs(op: str):
         yield from itertools.product(scalars, scalars)
 
 
+def ask_triple(a: str, b: str, c: str) -> tuple[str | None, str | None]:
+    """The dtype of torch.addcmul(a, b, c); ``(result, None)`` or ``(None, "KIND: MESSAGE")``."""
+    import torch  # noqa: PLC0415
+
+    try:
+        return _name(torch.addcmul(make_operand(a), make_operand(b), make_operand(c)).dtype), None
+    except Exception as exc:  # noqa: BLE001
+        message = clean_error(exc)
+        return None, f"{refusal_kind(message, False)}: {message}"
+
+
 def record(ops: list[str] | None = None) -> dict:
     """Ask every case; return a recording (see docs/architecture.md)."""
     import warnings  # noqa: PLC0415
@@ -236,6 +256,8 @@ def record(ops: list[str] | None = None) -> dict:
         "default_dtype": "f32",
         "not_asked": [f"torch.{n}" for n in UNNAMED + [a for c, a in TORCH_NAMES.items() if c not in TO_TORCH]],
         "refusals": refusals,
+        # beyond the ruleset's binary cases: three operands at once
+        "addcmul": [[list(t), *ask_triple(*t)] for t in TRIPLES],
         "cases": cases,
     }
 
