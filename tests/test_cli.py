@@ -248,7 +248,7 @@ def test_readme_names_every_default_ruleset_and_only_real_ones():
 
 
 def test_table_cast_lists_every_legal_tosa_pair_with_its_profile():
-    from promote_cli.numerics.tosa_cast import LEGAL
+    from promote_cli.numerics.legality import LEGAL
 
     data = json.loads(run("table", "--cast", "--format", "json").stdout)
     assert {(p["from"], p["to"]): p["profile"] for p in data["pairs"]} == LEGAL

@@ -203,7 +203,7 @@ def test_doc_mul_shift_table_is_the_recording():
 
 
 def test_doc_verify_output_matches_the_checks():
-    from promote_cli.numerics.tosa_cast import LEGAL, TOSA_TYPES
+    from promote_cli.numerics.legality import LEGAL, TOSA_TYPES
 
     (block,) = _doc_blocks("text")
     v = REC["version"]

@@ -130,7 +130,7 @@ def cast_file(
     (default `npyio.DEFAULT_CHUNK_BYTES`). `threads` > 1 casts that many chunks at a
     time in threads (default 1: casting in this thread while others read and write). Returns a `CastReport` with the element statistics.
     """
-    from promote_cli.numerics import tosa_cast
+    from promote_cli.numerics import cast as tosa_cast  # cast_array, check_pair
 
     if not to:
         raise UsageError("no target dtype given (--to)")
