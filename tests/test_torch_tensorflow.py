@@ -214,3 +214,13 @@ def test_live_tensorflow_all_mode_agrees_with_ruleset_and_recording():
     if live["version"] == recorded["version"]:
         same_mode = [c for c in recorded["cases"] if c[3]["dtype_conversion_mode"] == "all"]
         assert live["cases"] == same_mode
+
+
+@pytest.mark.parametrize("name, recording", [("torch", "torch-2.13.json"), ("tensorflow", "tensorflow-2.21.json")])
+def test_the_framework_doc_gives_the_recording_size(name, recording):
+    import re
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "frameworks" / f"{name}.md").read_text(encoding="utf-8")
+    said = re.search(rf"`tests/data/recordings/{re.escape(recording)}` holds ([\d,]+) cases", doc)
+    assert said, f"docs/frameworks/{name}.md does not say how many cases the recording holds"
+    assert int(said.group(1).replace(",", "")) == len(_recording(recording)["cases"])
