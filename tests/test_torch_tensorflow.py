@@ -224,3 +224,16 @@ def test_the_framework_doc_gives_the_recording_size(name, recording):
     said = re.search(rf"`tests/data/recordings/{re.escape(recording)}` holds ([\d,]+) cases", doc)
     assert said, f"docs/frameworks/{name}.md does not say how many cases the recording holds"
     assert int(said.group(1).replace(",", "")) == len(_recording(recording)["cases"])
+
+
+def test_torch_refusals_say_where_pytorch_stopped():
+    """Each recorded refusal's kind (promotion refused, internal assert, kernel missing) is the ruleset's too."""
+    rs = registry.load("torch")
+    wrong = []
+    for op, a, b, options, result, error in _recording("torch-2.13.json")["cases"]:
+        if error is not None:
+            kind = error.split(":", 1)[0]
+            got = answer(rs, a, b, op, options).refusal or ""
+            if not got.startswith(f"{kind}:"):
+                wrong.append((op, a, b, error, got))
+    assert not wrong, f"{len(wrong)} refusals of another kind, e.g. {wrong[:3]}"

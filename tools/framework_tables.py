@@ -95,10 +95,8 @@ def torch_source() -> Source:
         Table("promote", "promote_types", types, types, commutative=True,
               comment=["torch.promote_types over every dtype PyTorch has a name for: its promotion lookup",
                        "(c10/core/ScalarType.cpp) with the float8, barebones-unsigned and sub-byte checks",
-                       "in front of it.  x: PyTorch refuses the pair."],
-              reason="torch.promote_types refuses {a} with {b}: float8 types promote with nothing but themselves, "
-                     "uint16/32/64 and the sub-byte uints only with floats, and the sub-byte ints and "
-                     "float4 have no entry in PyTorch's promotion lookup"),
+                       "in front of it.  x: PyTorch refuses the pair (the rules below say why)."],
+              reason="torch.promote_types refuses {a} with {b}"),
     ])
 
 
