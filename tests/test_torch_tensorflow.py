@@ -161,6 +161,9 @@ def test_tensorflow_recording_covers_every_mode_and_op():
     ("u16", "u16", "add", None),           # no add kernel
     ("f32", "0d:f8e5m2", "add", "f32"),
     ("0d:i8", "u8", "promote_types", "i16"),  # promote_types sees dtypes only
+    ("weak:f32", "i8", "add", "f32"),      # no weak types: a weak operand is a tensor
+    ("u8", "weak:i64", "add", "i64"),
+    ("u8", "py:int", "add", "u8"),         # while a Python scalar is a wrapped number
 ])
 def test_torch_answers(a, b, op, want):
     assert answer(registry.load("torch"), a, b, op).result == want
