@@ -14,8 +14,8 @@ What is asked
     Operands: dimensioned tensors (shape ``[2]``) of every dtype in ``TO_TF``; Python
     scalars (``py:bool|int|float|complex``: ``True``, ``3``, ``1.5``, ``1+2j``) with
     each of them, both sides, and with each other (not for ``+``, which Python computes);
-    in ``safe`` and ``all`` mode, where TensorFlow has them, WeakTensors
-    (``weak:i32 i64 f32 f64 c128``, ``WeakTensor.from_tensor``) likewise; and 0-d
+    WeakTensors (``weak:i32 i64 f32 f64 c128``, made with ``WeakTensor.from_tensor``:
+    TensorFlow makes them itself only in ``safe`` and ``all`` mode) likewise; and 0-d
     tensors (``0d:``, shape ``[]``) of the standard dtypes (``STANDARD``) with
     dimensioned ones, to show that rank plays no part.  With ``prefer_float32`` true,
     only the pairs with a Python scalar (the option is about them).
@@ -141,7 +141,7 @@ def operand_pairs(op: str, mode: str, prefer_float32: bool):
     """
     types = list(TO_TF)
     scalars = [f"py:{k}" for k in PY_VALUES]
-    weak = [f"weak:{t}" for t in WEAK] if mode in ("safe", "all") else []
+    weak = [f"weak:{t}" for t in WEAK]
     if not prefer_float32:
         yield from itertools.product(types, types)
         standard = [t for t in STANDARD if t in TO_TF]
