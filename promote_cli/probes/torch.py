@@ -91,14 +91,10 @@ PY_VALUES = {"bool": True, "int": 3, "float": 1.5, "complex": 1 + 2j}
 
 OPS = ["add", "result_type", "promote_types"]
 
-#: operand triples asked of torch.addcmul(input, tensor1, tensor2), whose result dtype
-#: PyTorch computes over all three operands at once (one promoted dtype per category).
-TRIPLES = [
-    ("u8", "0d:i64", "0d:i8"),
-    ("0d:i64", "0d:i8", "u8"),
-    ("i8", "0d:i64", "0d:f16"),
-    ("f16", "0d:f64", "0d:c64"),
-]
+#: the operands of the three-operand cases: every triple of them is asked as
+#: torch.addcmul(a, b, c), which computes in the result type of all three inputs at once
+#: (torch.result_type itself takes two).  Dtypes with an addcmul kernel only.
+TRIPLE_OPERANDS = ["u8", "i8", "i32", "f16", "f32", "0d:u8", "0d:i8", "0d:i64", "0d:f16", "0d:f64", "0d:c64"]
 
 _LOCATION = re.compile(r'\s+at "[^"]*":\d+')
 _REPORT = re.compile(r",? please report a bug to PyTorch\..*$")
@@ -226,6 +222,12 @@ def ask_triple(a: str, b: str, c: str) -> tuple[str | None, str | None]:
         return None, f"{refusal_kind(message, False)}: {message}"
 
 
+def triples():
+    """The N-operand cases: ``[op, [a, b, c], None, options, result, error]``, op result_type."""
+    for t in itertools.product(TRIPLE_OPERANDS, repeat=3):
+        yield ["result_type", list(t), None, {}, *ask_triple(*t)]
+
+
 def record(ops: list[str] | None = None) -> dict:
     """Ask every case; return a recording (see docs/architecture.md)."""
     import warnings  # noqa: PLC0415
@@ -256,8 +258,8 @@ def record(ops: list[str] | None = None) -> dict:
         "default_dtype": "f32",
         "not_asked": [f"torch.{n}" for n in UNNAMED + [a for c, a in TORCH_NAMES.items() if c not in TO_TORCH]],
         "refusals": refusals,
-        # beyond the ruleset's binary cases: three operands at once
-        "addcmul": [[list(t), *ask_triple(*t)] for t in TRIPLES],
+        # three operands at once, read off torch.addcmul (see TRIPLE_OPERANDS)
+        "nary": list(triples()),
         "cases": cases,
     }
 
