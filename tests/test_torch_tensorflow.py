@@ -247,3 +247,14 @@ def test_torch_refusals_say_where_pytorch_stopped():
             if not got.startswith(f"{kind}:"):
                 wrong.append((op, a, b, error, got))
     assert not wrong, f"{len(wrong)} refusals of another kind, e.g. {wrong[:3]}"
+
+
+def test_the_torch_doc_gives_the_three_operand_figures():
+    import re
+
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "frameworks" / "torch.md").read_text(encoding="utf-8")
+    text = " ".join(doc.split())
+    said = re.search(r"list holds ([\d,]+) three-operand cases.*? matches for ([\d,]+) of them", text)
+    assert said
+    total, mismatches = compare_nary(_recording("torch-2.13.json"))
+    assert [int(g.replace(",", "")) for g in said.groups()] == [total, total - len(mismatches)]
