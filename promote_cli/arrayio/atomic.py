@@ -21,6 +21,7 @@ destination, never the temporary file.
 
 from __future__ import annotations
 
+import errno
 import os
 import secrets
 import signal
@@ -33,6 +34,9 @@ from promote_cli.errors import UsageError
 
 #: Suffix marking a temporary output file of ours.
 TEMP_MARK = ".promote-tmp-"
+
+# os.write, by a name of this module's own (tests simulate a full disk with it).
+_write = os.write
 
 # Room left in a 255-byte file name for the temporary name's dot, mark and random part.
 _TEMP_BASE_MAX = 200
@@ -132,7 +136,10 @@ class _Sink:
         done = 0
         try:
             while done < len(view):
-                done += os.write(self._fd, view[done:])
+                n = _write(self._fd, view[done:])
+                if n <= 0:  # a write that makes no progress would loop forever
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                done += n
         except OSError as e:
             raise UsageError(f"{self._dst}: cannot write output: {os_message(e)}") from None
         return done
