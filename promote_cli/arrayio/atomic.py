@@ -46,16 +46,59 @@ class Terminated(BaseException):
     """Raised in the main thread on SIGTERM so that clean-up code runs."""
 
 
-def _on_sigterm(signum, frame):  # pragma: no cover - exercised by a subprocess test
+# The signal received and not yet acted on (see `install_sigterm_handler`).
+_pending: int | None = None
+
+
+def _defer(signum, frame):
+    """Note the signal; `check_interrupted` raises it at the next safe point. A second
+    one while the first is pending raises at once (the user insists)."""
+    global _pending
+    if _pending is not None:
+        _raise(signum)
+    _pending = signum
+
+
+def _raise(signum: int):
+    if signum == signal.SIGINT:
+        raise KeyboardInterrupt
     raise Terminated(f"terminated by signal {signum}")
 
 
-def install_sigterm_handler() -> None:
-    """Turn SIGTERM into a `Terminated` exception (main thread only)."""
+def check_interrupted() -> None:
+    """Raise KeyboardInterrupt or `Terminated` if SIGINT or SIGTERM arrived since the
+    handlers were installed. Called between chunks, between files and before an output
+    takes its name: an exception raised there never leaves a lock of the reading and
+    writing threads held (one raised at an arbitrary point could, and then the clean-up
+    would wait forever), and nothing is written after the signal."""
+    global _pending
+    if _pending is not None:
+        signum, _pending = _pending, None
+        _raise(signum)
+
+
+def install_sigterm_handler() -> dict:
+    """Defer SIGINT and SIGTERM to `check_interrupted` (main thread only): they then raise
+    KeyboardInterrupt or `Terminated` at the next safe point, a chunk's time at most.
+    Returns the handlers replaced, for `restore_handlers`."""
+    global _pending
+    _pending = None
+    previous = {}
     try:
-        signal.signal(signal.SIGTERM, _on_sigterm)
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            previous[signum] = signal.signal(signum, _defer)
     except ValueError:  # not the main thread
         pass
+    return previous
+
+
+def restore_handlers(previous: dict) -> None:
+    """Put back the handlers `install_sigterm_handler` replaced."""
+    for signum, handler in previous.items():
+        try:
+            signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
+        except (ValueError, TypeError):
+            pass
 
 
 def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
@@ -241,6 +284,7 @@ def atomic_output(dst: str | os.PathLike, *, force: bool = False, protect: tuple
                 raise UsageError(f"{dst}: cannot write output: {os_message(e)}") from None
         finally:
             os.close(fd)
+        check_interrupted()  # nothing takes its name after a signal
         try:
             if target.replaces is None:
                 _put_new(tmp, target, force)

@@ -21,7 +21,7 @@ import os
 import stat
 import time
 from collections import deque
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, wait
 from contextlib import nullcontext as _nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +29,7 @@ from typing import Callable, Iterable, Iterator
 
 import numpy as np
 
+from promote_cli.arrayio import atomic
 from promote_cli.arrayio import npy as npyio
 from promote_cli.arrayio.files import FileId, kind_of, os_message
 from promote_cli.errors import PromoteError, UsageError
@@ -311,49 +312,61 @@ def _cast_open(f, job, to, from_, mode, saturate, chunk_bytes, threads, progress
     with npyio.atomic_output(job.output, target=job.target, protect=(job.source,)) as fp:
         fp.write(head)
         written = len(head)
-        # Reading (a thread inside the reader), casting (here, or `threads` threads
-        # taking turns by chunk) and writing (a thread) overlap: file I/O and most numpy
-        # loops release the GIL. Buffers are reused: nothing is allocated per chunk.
         nchunks = -(-header.count // reader.chunk_elems)
-        threads = max(1, min(threads or _default_threads(), nchunks, MAX_THREADS))
-        with _Writer(fp, min(header.count, reader.chunk_elems), out_dtype, pool=threads + 2) as writer:
-            pending: deque = deque()
-            kw = dict(src=source.canonical, mode=mode, saturate=saturate, stats=True)
-
-            def finish() -> None:
-                nonlocal total, done
-                fut, buf, n = pending.popleft()
-                y, st = fut.result() if threads > 1 else fut
-                if st is not None:
-                    total = st if total is None else total + st
-                writer.put(buf)
-                done += n * item
+        if nchunks <= 1:
+            # One chunk (a small file): no threads to start, nothing to overlap.
+            for chunk in reader:
+                npyio.check_interrupted()
+                y, total = tosa_cast.cast_array(chunk, to, src=source.canonical, mode=mode, saturate=saturate, stats=True)
+                fp.write(np.ascontiguousarray(y).reshape(-1).view(np.uint8))
+                written += y.nbytes
+                done += chunk.size * item
                 if progress is not None:
                     progress(done)
+        else:
+            # Reading (a thread inside the reader), casting (here, or `threads` threads
+            # taking turns by chunk) and writing (a thread) overlap: file I/O and most numpy
+            # loops release the GIL. Buffers are reused: nothing is allocated per chunk.
+            threads = max(1, min(threads or _default_threads(), nchunks, MAX_THREADS))
+            with _Writer(fp, min(header.count, reader.chunk_elems), out_dtype, pool=threads + 2) as writer:
+                pending: deque = deque()
+                kw = dict(src=source.canonical, mode=mode, saturate=saturate, stats=True)
 
-            chunks = reader.prefetched(keep=threads)
-            try:
-                with ThreadPoolExecutor(threads) if threads > 1 else _nullcontext() as pool:
-                    try:
-                        for chunk in chunks:
-                            buf = writer.buffer(chunk.size)
-                            if threads > 1:
-                                fut = pool.submit(tosa_cast.cast_array, chunk, to, out=buf, **kw)
-                            else:
-                                fut = tosa_cast.cast_array(chunk, to, out=buf, **kw)
-                            pending.append((fut, buf, chunk.size))
-                            if len(pending) >= threads:
+                def finish() -> None:
+                    nonlocal total, done
+                    fut, buf, n = pending.popleft()
+                    y, st = fut.result() if threads > 1 else fut
+                    if st is not None:
+                        total = st if total is None else total + st
+                    writer.put(buf)
+                    done += n * item
+                    if progress is not None:
+                        progress(done)
+
+                chunks = reader.prefetched(keep=threads)
+                try:
+                    with ThreadPoolExecutor(threads) if threads > 1 else _nullcontext() as pool:
+                        try:
+                            for chunk in chunks:
+                                npyio.check_interrupted()
+                                buf = writer.buffer(chunk.size)
+                                if threads > 1:
+                                    fut = pool.submit(tosa_cast.cast_array, chunk, to, out=buf, **kw)
+                                else:
+                                    fut = tosa_cast.cast_array(chunk, to, out=buf, **kw)
+                                pending.append((fut, buf, chunk.size))
+                                if len(pending) >= threads:
+                                    finish()
+                            while pending:
                                 finish()
-                        while pending:
-                            finish()
-                    except BaseException:
-                        for fut, _, _ in pending:
-                            if threads > 1:
-                                fut.cancel()
-                        raise
-            finally:
-                chunks.close()  # stops the reading thread
-        written += writer.written
+                        except BaseException:
+                            for fut, _, _ in pending:
+                                if threads > 1:
+                                    fut.cancel()
+                            raise
+                finally:
+                    chunks.close()  # stops the reading thread
+            written += writer.written
     if total is None:  # empty array: all-zero statistics
         _, total = tosa_cast.cast_array(
             np.empty(0, dtype=source.native), to, src=source.canonical, mode=mode, saturate=saturate, stats=True
@@ -498,14 +511,16 @@ def _run_one(args: tuple) -> Outcome:
         return Outcome(job.input, error=f"{job.input}: {reason}", exit_code=2)
 
 
-# In a worker process: SIGTERM during a cast raises (so the temporary file is
-# removed on the way out), then the worker exits; an idle worker exits at once.
+# In a worker process: SIGTERM during a cast is deferred to the next safe point, where it
+# raises (so the temporary file is removed on the way out), then the worker exits; an idle
+# worker exits at once.
 _busy = False
 
 
 def _worker_sigterm(signum, frame):
     if _busy:
-        raise npyio.Terminated(f"terminated by signal {signum}")
+        atomic._defer(signum, frame)
+        return
     os._exit(128 + signum)
 
 
@@ -544,6 +559,7 @@ def run_plan(plan: CastPlan, *, jobs: int | None = None, progress: Callable[[int
         kwargs.setdefault("threads", 1)  # the processes already use the CPUs
     if jobs == 1:
         for item in plan.items:
+            npyio.check_interrupted()
             if isinstance(item, Outcome):
                 yield item
             else:
@@ -555,6 +571,10 @@ def run_plan(plan: CastPlan, *, jobs: int | None = None, progress: Callable[[int
         for item in plan.items:
             futures.append(item if isinstance(item, Outcome) else ex.submit(_run_in_worker, (item, kwargs)))
         for f in futures:
+            if not isinstance(f, Outcome):
+                while not wait([f], timeout=0.05).done:  # short waits: a signal acts promptly
+                    npyio.check_interrupted()
+            npyio.check_interrupted()
             yield f if isinstance(f, Outcome) else f.result()
     except BaseException:
         # Interrupted: stop the workers; each removes its temporary file on SIGTERM.

@@ -5,7 +5,7 @@ A `.npy` header is the repr of a dict: `{'descr': '<f4', 'fortran_order': False,
 nesting level (100,000 nested brackets or minus signs exhaust the interpreter's stack)
 and accepts far more than headers hold. This parser takes only what a header can hold:
 dicts, lists and tuples (at most `MAX_DEPTH` deep and `MAX_ITEMS` long), plain quoted
-strings without escapes, integers with at most one sign (and Python 2's `L` suffix),
+strings without escapes or control characters, integers with at most one sign (and Python 2's `L` suffix),
 `True`, `False` and `None`. It runs in time linear in its input and raises
 `LiteralError` (a ValueError) for anything else.
 """
@@ -16,7 +16,7 @@ MAX_DEPTH = 8
 MAX_ITEMS = 1024
 MAX_DIGITS = 40
 
-_SPACE = " \t\r\n\f\v"
+_SPACE = " \t\r\n"
 _DIGITS = "0123456789"
 _WORD_START = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"
 _NAMES = {"True": True, "False": False, "None": None}
@@ -112,8 +112,8 @@ class _Parser:
         if end < 0:
             self.fail("unterminated string")
         s = t[self.pos + 1 : end]
-        if "\\" in s or "\n" in s or "\r" in s:
-            self.fail("escapes and line breaks in strings are not taken")
+        if "\\" in s or any(c < " " or c == "\x7f" for c in s):
+            self.fail("escapes and control characters in strings are not taken")
         self.pos = end + 1
         return s
 

@@ -45,8 +45,10 @@ from promote_cli.arrayio.atomic import (  # noqa: F401  (re-exported)
     OutputTarget,
     Terminated,
     atomic_output,
+    check_interrupted,
     check_output,
     install_sigterm_handler,
+    restore_handlers,
     same_file,
 )
 from promote_cli.arrayio.files import FileId, open_regular, os_message, pread_into

@@ -135,8 +135,14 @@ def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs):
         _fail(f"cannot load the cast machinery: {e}")
         sys.exit(EXIT_USAGE)
 
+    # SIGINT and SIGTERM raise at safe points from here on, until the process exits (put
+    # back, a late signal would hit the interpreter's exit with a traceback or a kill).
     npyio.install_sigterm_handler()
-    plan = None
+    sys.exit(_run(castfile, npyio, inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs))
+
+
+def _run(castfile, npyio, inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs) -> int:
+    """Plan, cast, report; the exit code."""
     try:
         to_c = castfile.canonical_name(to)
         if from_ is not None:
@@ -145,12 +151,13 @@ def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs):
         if output is not None and len(files) != 1:
             raise castfile.UsageError("-o/--output needs exactly one input file")
         plan = castfile.plan_casts(files, to_c, outputs=[output] if output is not None else None, force=force)
+        npyio.check_interrupted()
     except PromoteError as e:
         _fail(str(e))
-        sys.exit(e.exit_code)
+        return e.exit_code
     except (KeyboardInterrupt, npyio.Terminated):
         _fail("interrupted; nothing written")
-        sys.exit(130)
+        return 130
 
     kwargs = dict(to=to_c, from_=from_, mode=mode, saturate=saturate)
     exit_code = EXIT_OK
@@ -167,10 +174,11 @@ def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs):
                 if tick is not None:
                     tick(i + 1)
                 exit_code = _emit(oc, fmt, fail_on, exit_code)
+        npyio.check_interrupted()
     except (KeyboardInterrupt, npyio.Terminated):
         _fail(_interrupted(plan.kept()))
-        sys.exit(130)
-    sys.exit(exit_code)
+        return 130
+    return exit_code
 
 
 def _interrupted(kept: list[str]) -> str:
