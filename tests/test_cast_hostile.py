@@ -43,10 +43,10 @@ from promote_cli.numerics import tosa_cast
 from promote_cli.vocab.numpy_types import numpy_dtype
 
 SEED = 20261122
-N_MUTATED = 5000  # mutated .npy files through cast_file
-N_LYING = 1500  # well-formed headers that lie about shape, dtype or size
-N_TEXTS = 3000  # header texts through the literal parser, against ast.literal_eval
-N_PATHS = 700  # CLI runs over hostile files and paths (several files each)
+N_MUTATED = 8000  # mutated .npy files through cast_file
+N_LYING = 2000  # well-formed headers that lie about shape, dtype or size
+N_TEXTS = 4000  # header texts through the literal parser, against ast.literal_eval
+N_PATHS = 1500  # CLI runs over hostile files and paths (several files each)
 N_SIGNALS = 6  # subprocess runs interrupted by SIGINT/SIGTERM
 CASE_SECONDS = 10.0  # the longest any single case may take
 
