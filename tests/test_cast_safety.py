@@ -79,6 +79,16 @@ def test_an_input_that_is_another_inputs_default_output_is_never_written(tmp_pat
     assert sorted(os.listdir(tmp_path)) == ["w.f16.npy", "w.npy"]  # w.f16.f16.npy not written either
 
 
+def test_an_input_whose_own_cast_is_refused_is_still_never_written(tmp_path):
+    w = f32(tmp_path / "w.npy")
+    wf = f32(tmp_path / "w.f16.npy", (7.0,))
+    os.mkfifo(tmp_path / "w.f16.f16.npy")  # w.f16.npy's own output: refused
+    before = digest(wf)
+    err = one_line_error(run(w, wf, "--to", "f16", "--force"))
+    assert "refusing to overwrite the input file" in err
+    assert digest(wf) == before
+
+
 @pytest.mark.parametrize("how", ["hardlink", "symlink", "dotted"])
 def test_an_output_reaching_another_input_by_another_name_is_refused(tmp_path, how):
     src = f32(tmp_path / "a.npy")

@@ -132,18 +132,24 @@ class CastJob:
     output: str
     source: FileId  # the input file; the cast reads it only if it is still this file
     target: npyio.OutputTarget
+    target_key: tuple = ()  # `target.key`: the file the output will be
 
 
-def _plan_one(src: str, dst: str | None, to: str, force: bool) -> CastJob:
-    """Stat the input (a regular file) and check the output; a UsageError otherwise."""
+def _stat_input(src: str) -> FileId:
+    """The identity of the regular file `src` (symlinks followed); a UsageError otherwise."""
     try:
         st = os.stat(src)
     except OSError as e:
         raise UsageError(f"{src}: {os_message(e)}") from None
     if not stat.S_ISREG(st.st_mode):
         raise UsageError(f"{src}: is {kind_of(st.st_mode)}; only regular files are read")
+    return FileId.of(st)
+
+
+def _plan_output(src: str, source: FileId, dst: str | None, to: str, force: bool) -> CastJob:
     out = os.fspath(dst) if dst is not None else os.fspath(default_output(src, to))
-    return CastJob(src, out, FileId.of(st), npyio.check_output(out, force=force))
+    target = npyio.check_output(out, force=force)
+    return CastJob(src, out, source, target, target.key)
 
 
 @dataclass
@@ -194,23 +200,22 @@ def plan_casts(
     if len(outputs) != len(inputs):
         raise UsageError("as many outputs as inputs are needed")
     items: list = []
+    read: dict = {}  # every input that is a regular file, whether or not its cast can go on
     for src, dst in zip(inputs, outputs):
         src = os.fspath(src)
         try:
-            items.append(_plan_one(src, dst, to, force))
+            source = _stat_input(src)
+            read.setdefault(source.key, src)
+            items.append(_plan_output(src, source, dst, to, force))
         except UsageError as e:
             items.append(Outcome(src, error=str(e), exit_code=e.exit_code))
-    jobs = [j for j in items if isinstance(j, CastJob)]
-    read = {}
-    for job in jobs:
-        read.setdefault(job.source.key, job.input)
     conflicts: list[str] = []
     written: dict = {}
-    for job in jobs:
-        key = job.target.key
+    for job in (j for j in items if isinstance(j, CastJob)):
+        key = job.target_key
         if key[0] == "file" and key[1:] in read:
             src = read[key[1:]]
-            also = "" if src == job.input else f" (an input of this run, {src})"
+            also = "" if src == job.input else f" {src}"
             conflicts.append(f"{job.output}: refusing to overwrite the input file{also}")
         elif key in written:
             other = written[key]
