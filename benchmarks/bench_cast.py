@@ -2,7 +2,7 @@
 a plain copy of the input, and the TOSA reference model, all measured in the same run.
 
     python benchmarks/bench_cast.py [--n 4194304] [--repeat 5] [--pairs f32->f8e4m3,...]
-                                    [--no-ref] [--no-stats] [--json FILE]
+                                    [--no-ref] [--no-stats] [--json FILE] [--quick]
 
 Figures are GB/s of input bytes (best of --repeat runs).  `ours` is cast_array without
 statistics, `stats` with them (what `promote cast` always computes).  `astype` is what numpy or
@@ -23,7 +23,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from promote_cli.numerics.tosa_cast import LEGAL, TOSA_TYPES, cast_array, reference_cast  # noqa: E402
+from promote_cli.numerics.cast import cast_array  # noqa: E402
+from promote_cli.numerics.legality import LEGAL, TOSA_TYPES  # noqa: E402
+from promote_cli.numerics.reference import reference_cast  # noqa: E402
 from promote_cli.vocab.numpy_types import numpy_dtype  # noqa: E402
 
 
@@ -60,7 +62,10 @@ def main(argv=None) -> int:
     ap.add_argument("--no-stats", action="store_true", help="skip timing cast_array with statistics")
     ap.add_argument("--stats", action="store_true", help=argparse.SUPPRESS)  # the default; kept for old scripts
     ap.add_argument("--json", help="write the figures to this file")
+    ap.add_argument("--quick", action="store_true", help="1 Mi elements, best of 3, no reference model")
     args = ap.parse_args(argv)
+    if args.quick:
+        args.n, args.repeat, args.no_ref = 1 << 20, 3, True
 
     pairs = sorted(LEGAL, key=lambda p: (TOSA_TYPES.index(p[0]), TOSA_TYPES.index(p[1])))
     if args.pairs:

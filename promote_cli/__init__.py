@@ -73,7 +73,7 @@ def verify(framework: str, recording: str | None = None):
 def __getattr__(name: str):
     # The numeric parts load numpy and ml_dtypes: only on first use.
     if name == "cast_array":
-        from promote_cli.numerics.tosa_cast import cast_array
+        from promote_cli.numerics.cast import cast_array
 
         return cast_array
     if name == "cast_file":

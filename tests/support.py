@@ -1,10 +1,13 @@
-"""Helpers shared by the test modules: loading a script from tools/, running the CLI in-process."""
+"""Helpers shared by the test modules: loading a script from tools/, running the CLI in-process,
+reading spec pages, and the only two ways a test may skip (tests/skip_guard.py enforces them)."""
 
 from __future__ import annotations
 
 import importlib.util
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -32,13 +35,38 @@ def run_cli(*args: str):
     return result.exit_code, result.stdout, result.stderr
 
 
-def spec_path(name: str) -> Path:
-    """A spec page: in $PROMOTE_SPEC_DIR, `spec/`, or the shared spec directory beside the checkout."""
-    import os
+SPEC = ROOT / "spec"
 
-    dirs = [Path(p) for p in os.environ.get("PROMOTE_SPEC_DIR", "").split(os.pathsep) if p]
-    dirs += [ROOT / "spec", ROOT.parent / "shared" / "spec"]
-    for directory in dirs:
-        if (directory / name).is_file():
-            return directory / name
-    return dirs[-1] / name
+#: The start of every skip reason for an absent spec page that the repository does not hold.
+SPEC_PAGE_ABSENT = "spec page absent:"
+
+#: The start of every skip reason for a live test whose framework is not installed.
+FRAMEWORK_ABSENT = "framework not installed:"
+
+
+def spec_page(name: str) -> Path:
+    """A spec page the repository holds: spec/NAME (a missing one fails the test that reads it)."""
+    path = SPEC / name
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: the repository holds this spec page, but it is missing")
+    return path
+
+
+def outside_spec_page(name: str) -> Path:
+    """A spec page that the repository may not hold (spec/README.md says why), where
+    tools/import_spec_tables.py finds it; the calling test skips, naming it, when it is absent."""
+    tools = load_tool("import_spec_tables")
+    if name not in tools.OUTSIDE_PAGES:
+        raise ValueError(f"{name} is not a page kept outside the repository: read it with spec_page()")
+    try:
+        return tools.find_spec(name)
+    except tools.SpecError:
+        dirs = ", ".join(map(str, tools.SPEC_DIRS))
+        pytest.skip(f"{SPEC_PAGE_ABSENT} {name}, which the repository does not hold ({tools.OUTSIDE_PAGES[name]}), "
+                    f"is not in {dirs} (set $PROMOTE_SPEC_DIR to its directory)")
+
+
+def require_framework(probe) -> None:
+    """Skip a live test when its framework (a promote_cli.probes module's PACKAGE) is not installed."""
+    if probe.version() is None:
+        pytest.skip(f"{FRAMEWORK_ABSENT} {probe.PACKAGE}")

@@ -1,6 +1,6 @@
 """`promote cast` and `castfile.cast_file`: files in, files out, reports, exit codes.
 
-The cast itself is `tosa_cast.cast_array`'s; here the streamed file cast is
+The cast itself is `numerics.cast.cast_array`'s; here the streamed file cast is
 compared with that in-memory cast of the whole array, so these tests check the
 file handling, never re-derive cast values.
 """
@@ -22,7 +22,8 @@ from click.testing import CliRunner
 from promote_cli.arrayio import castfile
 from promote_cli.arrayio import npy as npyio
 from promote_cli.cli.commands.cast import cast
-from promote_cli.numerics import tosa_cast
+from promote_cli.numerics import cast as tosa_cast
+from promote_cli.numerics import legality
 from promote_cli.vocab.numpy_types import numpy_dtype
 
 
@@ -77,7 +78,7 @@ def test_default_output_name_and_values(weights):
 @pytest.mark.parametrize("to", ["bf16", "f8e4m3", "f8e5m2", "i8"])
 def test_streamed_equals_in_memory(tmp_path, weights, to):
     p, x = weights
-    if ("f32", to) not in tosa_cast.LEGAL:
+    if ("f32", to) not in legality.LEGAL:
         pytest.skip(f"f32 -> {to} is not a TOSA CAST")
     out = tmp_path / f"o-{to}.npy"
     rep = castfile.cast_file(p, out, to=to, chunk_bytes=1000)  # many small chunks
@@ -129,10 +130,10 @@ def test_from_reinterprets_bf16_bits_and_round_trip(tmp_path):
 
 
 def _illegal_pair():
-    names = tosa_cast.EXTENDED_TYPES
+    names = legality.EXTENDED_TYPES
     for a in names:
         for b in names:
-            if a != b and (a, b) not in tosa_cast.LEGAL:
+            if a != b and (a, b) not in legality.LEGAL:
                 return a, b
     pytest.skip("every pair is legal")
 
@@ -152,7 +153,7 @@ def test_refused_pair_names_a_route(tmp_path):
 
 
 def test_extended_mode_every_numeric_pair(tmp_path):
-    names = tosa_cast.EXTENDED_TYPES
+    names = legality.EXTENDED_TYPES
     for a in names:
         p = tmp_path / f"{a}.npy"
         x = np.array([0, 1, -1, 3, 100], dtype=np.float64)
@@ -281,7 +282,7 @@ def test_sigterm_mid_cast_leaves_nothing(weights):
     code = textwrap.dedent(
         f"""
         import os, signal, sys
-        from promote_cli.numerics import tosa_cast
+        from promote_cli.numerics import cast as tosa_cast
         from promote_cli.arrayio import npy as npyio
         from promote_cli.cli.commands.cast import cast
         real = tosa_cast.cast_array
@@ -395,7 +396,7 @@ def test_tosa_ruleset_names_a_legal_cast_for_every_mixed_pair():
 
     from promote_cli import query
 
-    names = tosa_cast.TOSA_TYPES
+    names = legality.TOSA_TYPES
     for a in names:
         for b in names:
             ans = query("tosa", a, b, op="add")
@@ -403,10 +404,10 @@ def test_tosa_ruleset_names_a_legal_cast_for_every_mixed_pair():
                 continue
             assert ans.result is None, (a, b)
             m = re.search(r"insert CAST (\w+) -> (\w+)", ans.refusal)
-            if (a, b) in tosa_cast.LEGAL or (b, a) in tosa_cast.LEGAL:
+            if (a, b) in legality.LEGAL or (b, a) in legality.LEGAL:
                 assert m, (a, b, ans.refusal)
                 assert {m.group(1), m.group(2)} == {a, b}
-                assert (m.group(1), m.group(2)) in tosa_cast.LEGAL
+                assert (m.group(1), m.group(2)) in legality.LEGAL
             else:
                 assert m is None and "no single TOSA CAST" in ans.refusal, (a, b, ans.refusal)
 
@@ -425,9 +426,9 @@ def test_threaded_casting_writes_the_same_file(tmp_path, weights, threads):
 def test_cast_array_into_a_given_buffer(weights):
     _, x = weights
     want, st = tosa_cast.cast_array(x, "bf16", src="f32")
-    buffer = np.empty(x.size, tosa_cast.numpy_dtype("bf16"))
+    buffer = np.empty(x.size, numpy_dtype("bf16"))
     got, st2 = tosa_cast.cast_array(x, "bf16", src="f32", out=buffer)
     assert got.shape == x.shape and np.shares_memory(got, buffer)
     assert _bits(got) == _bits(want) and st2.as_dict() == st.as_dict()
     with pytest.raises(Exception):
-        tosa_cast.cast_array(x, "bf16", src="f32", out=np.empty(x.size + 1, tosa_cast.numpy_dtype("bf16")))
+        tosa_cast.cast_array(x, "bf16", src="f32", out=np.empty(x.size + 1, numpy_dtype("bf16")))

@@ -39,7 +39,7 @@ from promote_cli.arrayio import castfile, literal
 from promote_cli.arrayio import npy as npyio
 from promote_cli.cli.commands.cast import cast
 from promote_cli.errors import UsageError
-from promote_cli.numerics import tosa_cast
+from promote_cli.numerics import cast as tosa_cast
 from promote_cli.vocab.numpy_types import numpy_dtype
 
 SEED = 20261122

@@ -25,7 +25,7 @@ import promote_cli
 from promote_cli.arrayio import castfile
 from promote_cli.arrayio import npy as npyio
 from promote_cli.cli.commands.cast import cast
-from promote_cli.numerics import tosa_cast
+from promote_cli.numerics import cast as tosa_cast
 
 SOURCE = Path(promote_cli.__file__).resolve().parents[1]  # the checkout whose promote_cli is tested
 

@@ -21,8 +21,6 @@ def test_the_framework_docs_have_examples():
 
 @pytest.mark.parametrize("path", WITH_EXAMPLES, ids=[str(p.relative_to(ROOT)) for p in WITH_EXAMPLES])
 def test_doc_examples_print_what_the_doc_says(path):
-    if path.name == "cast.md":
-        pytest.importorskip("ml_dtypes")
     problems = doc_examples.check(path)
     assert not problems, "\n".join(problems[:10])
 
@@ -37,7 +35,6 @@ def test_a_stale_example_is_caught_and_rewritten(tmp_path):
 
 
 def test_cast_json_report_example_matches_but_for_time(tmp_path, monkeypatch):
-    pytest.importorskip("ml_dtypes")
     import json
 
     from click.testing import CliRunner

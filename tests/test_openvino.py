@@ -15,10 +15,14 @@ import shlex
 from pathlib import Path
 
 import pytest
-from support import spec_path
+from support import require_framework, run_cli, spec_page
+
+from promote_cli import query
+from promote_cli.probes import openvino as probe
+from promote_cli.vocab.dtypes import lookup
 
 ROOT = Path(__file__).resolve().parents[1]
-SPEC = spec_path("openvino-convert-promote-types-14.rst")
+SPEC = spec_page("openvino-convert-promote-types-14.rst")
 RECORDING = ROOT / "tests" / "data" / "recordings" / "openvino.json"
 DOC = ROOT / "docs" / "frameworks" / "openvino.md"
 
@@ -38,12 +42,6 @@ SPEC_DEVIATIONS = {
 
 
 # --------------------------------------------------------------------- helpers
-
-def _query():
-    from promote_cli import query
-
-    return query
-
 
 def _recording() -> dict:
     data = json.loads(RECORDING.read_text())
@@ -77,8 +75,6 @@ def _hint(ans) -> str:
 
 
 def _canon(name: str) -> str:
-    from promote_cli.vocab.dtypes import lookup
-
     name = SPEC_SPELLINGS.get(name, name)
     return lookup(name).name
 
@@ -145,13 +141,11 @@ def spec_xml_examples():
     return out
 
 
-SPEC_EXAMPLES = spec_examples() if SPEC.exists() else []
-SPEC_XML = spec_xml_examples() if SPEC.exists() else []
+SPEC_EXAMPLES = spec_examples()
+SPEC_XML = spec_xml_examples()
 
 
 def test_spec_page_parsed():
-    if not SPEC.exists():
-        pytest.skip("spec page not available")
     headings = {h for h, *_ in SPEC_EXAMPLES}
     assert headings == {"default", "unsafe", "pytorch"}
     assert len(SPEC_EXAMPLES) >= 10
@@ -164,7 +158,6 @@ def _heading_options(heading: str) -> dict:
 
 @pytest.mark.parametrize("heading,text,a,b,r", SPEC_EXAMPLES, ids=[f"{h}:{t}" for h, t, *_ in SPEC_EXAMPLES])
 def test_spec_example(heading, text, a, b, r):
-    query = _query()
     a, b, expected = _spec_operand(a), _spec_operand(b), _canon(r)
     options = _heading_options(heading)
 
@@ -190,15 +183,12 @@ def test_spec_example(heading, text, a, b, r):
 
 
 def test_spec_deviations_are_spec_examples():
-    if not SPEC.exists():
-        pytest.skip("spec page not available")
     listed = {(h, t) for h, t, *_ in SPEC_EXAMPLES}
     assert set(SPEC_DEVIATIONS) <= listed
 
 
 def test_spec_deviation_s_i64_d_u8_needs_promote_unsafe():
     """Difference 2: the spec's u8 is the promote_unsafe=true answer."""
-    query = _query()
     for heading, text, a, b, r in SPEC_EXAMPLES:
         if (heading, text) not in SPEC_DEVIATIONS:
             continue
@@ -217,7 +207,6 @@ def _bool(text: str) -> bool:
 
 @pytest.mark.parametrize("title,attrs,ports,outs", SPEC_XML, ids=[x[0] for x in SPEC_XML])
 def test_spec_xml_example(title, attrs, ports, outs):
-    query = _query()
     options = {
         "promote_unsafe": _bool(attrs["promote_unsafe"]),
         "pytorch_scalar_promotion": _bool(attrs["pytorch_scalar_promotion"]),
@@ -246,7 +235,6 @@ def _ov_check(error: str) -> str:
 
 def test_every_refusal_names_openvinos_check():
     """Each refused recorded case is refused by promote with OpenVINO's check wording."""
-    query = _query()
     data = json.loads(RECORDING.read_text())
     seen = {}
     for op, a, b, options, result, error in data["cases"]:
@@ -263,7 +251,6 @@ def test_every_refusal_names_openvinos_check():
 
 
 def test_rejected_types_say_convert_promote_types_does_not_accept():
-    query = _query()
     for t in ("f8e8m0", "f4e2m1", "nf4"):
         for other in (t, "f32", "bool"):
             for a, b in ((t, other), (other, t)):
@@ -274,7 +261,6 @@ def test_rejected_types_say_convert_promote_types_does_not_accept():
 
 
 def test_i8_u8_hint():
-    query = _query()
     ans = query("openvino", "i8", "u8")
     assert ans.result is None and recorded("i8", "u8")[0] is None
     assert _hint(ans) == f"-O promote_unsafe=true gives {recorded('i8', 'u8', {'promote_unsafe': True})[0]}"
@@ -304,7 +290,6 @@ DOC_EXAMPLES = doc_examples()
 
 @pytest.mark.parametrize("cmd,a,b,options,shown", DOC_EXAMPLES, ids=[c for c, *_ in DOC_EXAMPLES])
 def test_doc_example(cmd, a, b, options, shown):
-    query = _query()
     result, error = recorded(a, b, options)
     ans = query("openvino", a, b, options=options)
     assert ans.result == result
@@ -345,7 +330,6 @@ def test_difference_table_parsed():
 
 @pytest.mark.parametrize("row,a,b,options,impl", DOC_DIFFERENCES, ids=[f"{r[1]} {r[2]} {r[3]}" for r in DOC_DIFFERENCES])
 def test_doc_difference_row(row, a, b, options, impl):
-    query = _query()
     result, error = recorded(a, b, options)
     ans = query("openvino", a, b, options=options)
     assert ans.result == result
@@ -359,28 +343,17 @@ def test_doc_difference_row(row, a, b, options, impl):
 
 # ------------------------------------------------------------ CLI
 
-def _cli():
-    pytest.importorskip("promote_cli.oracle.engine")
-    click_testing = pytest.importorskip("click.testing")
-    from promote_cli import cli as cli_mod
-
-    group = getattr(cli_mod, "main", None) or getattr(cli_mod, "cli")
-    return click_testing.CliRunner(), group
-
-
 def test_cli_i8_u8_refused_with_hint():
-    runner, group = _cli()
-    res = runner.invoke(group, ["query", "i8", "u8", "-f", "openvino"])
-    assert res.exit_code == 1
-    text = res.output + (res.stderr if hasattr(res, "stderr") else "")
-    assert "promote_unsafe=true" in text and "i16" in text
+    code, out, err = run_cli("query", "i8", "u8", "-f", "openvino")
+    assert code == 1 and out == ""
+    unsafe = recorded("i8", "u8", {"promote_unsafe": True})[0]
+    assert "promote_unsafe=true" in err and re.search(rf"\b{unsafe}\b", err)
 
 
 def test_cli_i8_u8_unsafe():
-    runner, group = _cli()
-    res = runner.invoke(group, ["query", "i8", "u8", "-f", "openvino", "-O", "promote_unsafe=true"])
-    assert res.exit_code == 0
-    assert res.stdout.strip() == recorded("i8", "u8", {"promote_unsafe": True})[0]
+    code, out, _ = run_cli("query", "i8", "u8", "-f", "openvino", "-O", "promote_unsafe=true")
+    assert code == 0
+    assert out.strip() == recorded("i8", "u8", {"promote_unsafe": True})[0]
 
 
 @pytest.mark.parametrize("opt,valid", [
@@ -389,29 +362,23 @@ def test_cli_i8_u8_unsafe():
     ("no_such_attribute=true", "promote_unsafe"),
 ])
 def test_cli_bad_option_exits_2(opt, valid):
-    runner, group = _cli()
-    res = runner.invoke(group, ["query", "i8", "u8", "-f", "openvino", "-O", opt])
-    assert res.exit_code == 2, res.output
-    err = res.stderr if hasattr(res, "stderr") else res.output
+    code, out, err = run_cli("query", "i8", "u8", "-f", "openvino", "-O", opt)
+    assert code == 2 and out == ""
     assert valid in err
-    assert "Traceback" not in res.output + err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 
 # ------------------------------------------------------------ live probe
 
 def test_probe_module_imports_without_openvino():
-    from promote_cli.probes import openvino as probe
-
     assert probe.FRAMEWORK == "openvino" and probe.PACKAGE == "openvino"
     assert callable(probe.version) and callable(probe.record)
 
 
+@pytest.mark.live
 def test_live_probe_agrees_with_ruleset():
     """Re-run the probe against the installed openvino; every case must agree."""
-    pytest.importorskip("openvino")
-    query = _query()
-    from promote_cli.probes import openvino as probe
-
+    require_framework(probe)
     live = probe.record()
     disagree = []
     for op, a, b, options, result, error in live["cases"]:

@@ -5,8 +5,8 @@
     python tools/import_spec_tables.py cann --write    # rewrite it in rules/cann.toml
     python tools/import_spec_tables.py anvil --check   # exit 1 if rules/anvil.toml is stale
 
-The spec pages are markdown (`spec/cann-aclnn-type-promotion.md`,
-`spec/anvil-type-promotion.md`); their tables are parsed here, their dtype names are
+The spec pages are markdown (`cann-aclnn-type-promotion.md`, which the repository may not
+hold, and `spec/anvil-type-promotion.md`); their tables are parsed here, their dtype names are
 mapped to the canonical names by explicit tables (never by guessing), and the result is
 written between the `# BEGIN GENERATED` and `# END GENERATED` lines of the rule file.
 The tests import `cann_table` and `anvil_tables` to check every cell at test time.
@@ -30,6 +30,12 @@ SPEC_DIRS = [Path(p) for p in os.environ.get("PROMOTE_SPEC_DIR", "").split(os.pa
 
 CANN_SPEC = "cann-aclnn-type-promotion.md"
 ANVIL_SPEC = "anvil-type-promotion.md"
+
+#: Spec pages whose licence keeps them out of `spec/`, and why (spec/README.md has the details).
+OUTSIDE_PAGES = {
+    CANN_SPEC: "the CANN Open Software License Agreement 2.0 allows no redistribution for this project",
+    "tosa-type-conversion.adoc": "Arm's proprietary notice allows no copies",
+}
 
 # The CANN page's short names (its note spells each one out: ACL_INT8(s8), ...).
 # s8..s64 are byte-free but sign-first: s = signed; the rest already are canonical.
@@ -61,7 +67,9 @@ def find_spec(name: str) -> Path:
     for directory in SPEC_DIRS:
         if (directory / name).is_file():
             return directory / name
-    raise SpecError(f"{name}: not found in {', '.join(map(str, SPEC_DIRS))}")
+    why = f" (the repository does not hold it: {OUTSIDE_PAGES[name]})" if name in OUTSIDE_PAGES else ""
+    raise SpecError(f"{name}: not found in {', '.join(map(str, SPEC_DIRS))}{why}; "
+                    "$PROMOTE_SPEC_DIR names more directories")
 
 
 # ------------------------------------------------------------------ markdown

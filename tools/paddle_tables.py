@@ -30,13 +30,15 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from promote_cli.oracle.loader import read_toml, type_set
+
 ROOT = Path(__file__).resolve().parents[1]
 RULES = ROOT / "rules" / "paddle.toml"
 RECORDING = ROOT / "tests" / "data" / "recordings" / "paddle-3.3.json"
 TOOL = "tools/paddle_tables.py"
 
-#: the dtypes of Paddle's promotion table (phi/common/type_promotion.h).
-PROMOTABLE = ["bool", "u8", "i8", "i16", "i32", "i64", "bf16", "f16", "f32", "f64", "c64", "c128"]
+#: the dtypes of Paddle's promotion table (phi/common/type_promotion.h): the rule file's `promotable` set.
+PROMOTABLE = [d.name for d in type_set(read_toml(RULES), "promotable", str(RULES))]
 REFUSAL = "x"
 REASON = "Paddle refuses {a} with {b} for this op (see docs/frameworks/paddle.md)"
 

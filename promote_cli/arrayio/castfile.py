@@ -8,7 +8,7 @@ case variants that reach one file are caught.
 
 `run_job` then does one planned cast: it reads the input through one descriptor
 (`npyio.NpyInput`) a chunk at a time (`npyio.ChunkReader`), casts each chunk with
-`tosa_cast.cast_array`, adds up the statistics and writes the output atomically
+`numerics.cast.cast_array`, adds up the statistics and writes the output atomically
 (`npyio.atomic_output`), so memory stays bounded whatever the file size and an
 interrupted cast leaves no partial output. `cast_file` plans and does one file;
 `run_plan` and `cast_files` do several in worker processes and hand the results back
@@ -286,7 +286,7 @@ def run_job(
     """Do one planned cast (`cast_file`'s work once planned). The input is read through one
     descriptor and must still be the file planned; the output replaces only what the plan
     saw there."""
-    from promote_cli.numerics import tosa_cast
+    from promote_cli.numerics import cast as numcast  # cast_array, check_pair
 
     _check_options(to, mode)
     to = canonical_name(to)
@@ -296,15 +296,15 @@ def run_job(
     with npyio.NpyInput(job.input) as f:
         if f.ident.key != job.source.key:
             raise UsageError(f"{job.input}: was replaced since the cast started")
-        report = _cast_open(f, job, to, from_, mode, saturate, chunk_bytes, threads, progress, tosa_cast)
+        report = _cast_open(f, job, to, from_, mode, saturate, chunk_bytes, threads, progress, numcast)
     report.seconds = time.perf_counter() - start
     return report
 
 
-def _cast_open(f, job, to, from_, mode, saturate, chunk_bytes, threads, progress, tosa_cast) -> CastReport:
+def _cast_open(f, job, to, from_, mode, saturate, chunk_bytes, threads, progress, numcast) -> CastReport:
     header = f.header
     source = npyio.resolve_source(header, from_)
-    tosa_cast.check_pair(source.canonical, to, mode=mode)
+    numcast.check_pair(source.canonical, to, mode=mode)
     if saturate and mode != "extended":
         raise UsageError("--saturate is only meaningful with --mode extended (TOSA fixes overflow behaviour)")
     out_dtype = npyio._numpy_dtype(to)
@@ -322,7 +322,7 @@ def _cast_open(f, job, to, from_, mode, saturate, chunk_bytes, threads, progress
             # One chunk (a small file): no threads to start, nothing to overlap.
             for chunk in reader:
                 npyio.check_interrupted()
-                y, total = tosa_cast.cast_array(chunk, to, src=source.canonical, mode=mode, saturate=saturate, stats=True)
+                y, total = numcast.cast_array(chunk, to, src=source.canonical, mode=mode, saturate=saturate, stats=True)
                 fp.write(np.ascontiguousarray(y).reshape(-1).view(np.uint8))
                 written += y.nbytes
                 done += chunk.size * item
@@ -356,9 +356,9 @@ def _cast_open(f, job, to, from_, mode, saturate, chunk_bytes, threads, progress
                                 npyio.check_interrupted()
                                 buf = writer.buffer(chunk.size)
                                 if threads > 1:
-                                    fut = pool.submit(tosa_cast.cast_array, chunk, to, out=buf, **kw)
+                                    fut = pool.submit(numcast.cast_array, chunk, to, out=buf, **kw)
                                 else:
-                                    fut = tosa_cast.cast_array(chunk, to, out=buf, **kw)
+                                    fut = numcast.cast_array(chunk, to, out=buf, **kw)
                                 pending.append((fut, buf, chunk.size))
                                 if len(pending) >= threads:
                                     finish()
@@ -373,7 +373,7 @@ def _cast_open(f, job, to, from_, mode, saturate, chunk_bytes, threads, progress
                     chunks.close()  # stops the reading thread
             written += writer.written
     if total is None:  # empty array: all-zero statistics
-        _, total = tosa_cast.cast_array(
+        _, total = numcast.cast_array(
             np.empty(0, dtype=source.native), to, src=source.canonical, mode=mode, saturate=saturate, stats=True
         )
     return CastReport(

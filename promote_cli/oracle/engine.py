@@ -1,6 +1,7 @@
 """Answering a query from a compiled `Ruleset`.
 
     answer(ruleset, a, b, op, options) -> Answer
+    answer_n(ruleset, operands, op, options) -> Answer     result_type(a, b, c, ...)
 
 1. the op name picks an op group; the options are parsed against their declarations;
 2. operand forms are normalised by the file's `[operands]` policy, dtypes outside
@@ -18,7 +19,7 @@ from dataclasses import dataclass, field
 
 from promote_cli.errors import PromoteError, Refusal, RuleDefect, UsageError
 from promote_cli.oracle.expr import function_table
-from promote_cli.oracle.model import REFUSE, Clause, Ruleset
+from promote_cli.oracle.model import REFUSE, Clause, Lattice, Ruleset
 from promote_cli.vocab import dtypes, operands
 from promote_cli.vocab.dtypes import DTYPES, DType
 from promote_cli.vocab.operands import PYTHON, RANK0, TENSOR, WEAK, Operand
@@ -40,6 +41,7 @@ class Answer:
     refusal: str | None = None
     hint: dict | None = None
     result_operand: Operand | None = field(default=None, repr=False)
+    operands: tuple[str, ...] | None = None  # every operand of an N-ary answer (answer_n); None for a pair
 
     @property
     def refused(self) -> bool:
@@ -47,6 +49,8 @@ class Answer:
 
     def to_dict(self) -> dict:
         data = {"framework": self.framework, "op": self.op, "a": self.a, "b": self.b, "result": self.result}
+        if self.operands is not None:
+            data["operands"] = list(self.operands)
         if self.refusal is not None:
             data["error"] = self.refusal
         data["rule"] = self.rule
@@ -57,6 +61,21 @@ class Answer:
         data["version"] = self.version
         data["options"] = self.options
         return data
+
+
+class SetText(str):
+    """A type set in a message: `{ints}` is "i8, i16, i32", `{ints:or}` "i8, i16 or i32", `{ints:and}` "... and"."""
+
+    def __new__(cls, names):
+        names = tuple(names)
+        text = super().__new__(cls, ", ".join(names))
+        text.names = names
+        return text
+
+    def __format__(self, spec: str) -> str:
+        if spec in ("or", "and") and len(self.names) > 1:
+            return f"{', '.join(self.names[:-1])} {spec} {self.names[-1]}"
+        return str.__format__(self, "" if spec in ("or", "and") else spec)
 
 
 class _Decided(Exception):
@@ -164,14 +183,30 @@ def _environment(rs: Ruleset) -> dict:
 
     def join(name: str, x, y):
         lat = rs.lattices[name]
-        kx, ky = _key(x, lat.upper), _key(y, lat.upper)
-        if kx is None or ky is None:
+        kx, ky = _node(lat, x), _node(lat, y)
+        least = lat.joins.get((kx, ky)) if kx is not None and ky is not None else None
+        if least is None:
             raise Refusal(lat.reason.format(a=x, b=y))
-        common = lat.upper[kx] & lat.upper[ky]
-        least = [c for c in common if common <= lat.upper[c]]
-        if len(least) != 1:
-            raise Refusal(lat.reason.format(a=x, b=y))
-        return lat.nodes[least[0]]
+        return lat.weak.get(least) or lat.nodes[least]
+
+    choices = {name: x.pick for name, x in [*rs.lattices.items(), *rs.maps.items()] if x.option is not None}
+
+    def pick(name: str, value) -> str:
+        return choices[name][value]
+
+    def mapped(name: str, x):
+        d = x if isinstance(x, DType) else x.dtype
+        to = rs.maps[name].pairs.get(d.name) if d is not None else None
+        if to is None:
+            return x
+        return Operand(x.form, to) if isinstance(x, Operand) else to
+
+    kind_priority = {d.kind: d.priority for d in DTYPES.values()}
+
+    def priority(x) -> int:
+        if isinstance(x, Operand) and x.dtype is None:
+            return kind_priority[x.kind]
+        return _dt(x).priority
 
     env = function_table(
         is_bool=lambda x: _kind(x) == "bool",
@@ -181,7 +216,7 @@ def _environment(rs: Ruleset) -> dict:
         is_float=lambda x: _kind(x) == "float",
         is_complex=lambda x: _kind(x) == "complex",
         kind=_kind,
-        priority=lambda x: {"bool": 0, "signed": 1, "unsigned": 1, "float": 2, "complex": 3}[_kind(x)],
+        priority=priority,
         is_tensor=lambda x: _form(x) == TENSOR,
         is_rank0=lambda x: _form(x) == RANK0,
         is_python=lambda x: _form(x) == PYTHON,
@@ -200,11 +235,45 @@ def _environment(rs: Ruleset) -> dict:
         strong=lambda x: Operand(TENSOR, _dt(x)),
         table=table,
         join=join,
+        _pick=pick,
+        mapped=mapped,
         max=max, min=min, abs=abs,
     )
     env.update(DTYPES)
     env.update(true=True, false=False)
+    env.update({name: frozenset(members) for name, members in rs.sets.items()})
+    env.update({name: frozenset(groups) for name, groups in rs.op_lists.items()})
     return env
+
+
+_PY_NODE = {"bool": "py:bool", "signed": "py:int", "unsigned": "py:int", "float": "py:float", "complex": "py:complex"}
+
+
+def _node(lat: Lattice, x) -> str | None:
+    """The node of lattice `lat` that operand x stands at (memoised per lattice).
+
+    Its own spelling (`weak:i32`, `py:int`, `0d:i8`) when that is a node; a weak operand
+    stands at the Python scalar node of its kind (`weak:i16` at `py:int`, as JAX's weak
+    types do) when the lattice has one; otherwise at its dtype (`py:bool` at `bool`).
+    """
+    text = str(x)
+    hit = lat.lookup.get(text, False)
+    if hit is not False:
+        return hit
+    node = None
+    if text in lat.nodes:
+        node = text
+    elif isinstance(x, Operand):
+        if x.form == WEAK and _PY_NODE.get(x.kind) in lat.nodes:
+            node = _PY_NODE[x.kind]
+        elif x.dtype is not None and x.dtype.name in lat.nodes:
+            node = x.dtype.name
+        elif x.form == PYTHON and x.pykind == "bool" and "bool" in lat.nodes:
+            node = "bool"
+    elif isinstance(x, DType) and x.name in lat.nodes:
+        node = x.name
+    lat.lookup[text] = node
+    return node
 
 
 def _key(x, keys) -> str | None:
@@ -300,6 +369,7 @@ def _decide(rs: Ruleset, group: str, op: str, a: Operand, b: Operand, values: di
     env = rs.state.get("env")
     if env is None:
         env = rs.state["env"] = _environment(rs)
+        rs.state["set_text"] = {name: SetText(d.name for d in members) for name, members in rs.sets.items()}
     local = dict(values)
     local["op"] = group
     local["_op_name"] = op
@@ -337,13 +407,17 @@ def _try(rs: Ruleset, clause: Clause, env: dict, local: dict, a: Operand, b: Ope
         try:
             if clause.cond is not None and not clause.cond.eval(env, local):
                 continue
-            fields = {**local, "a": x, "b": y, "result": result, "op": local["_op_name"]}
+            fields = {**rs.state["set_text"], **local, "a": x, "b": y, "result": result,
+                      "op": local["_op_name"], "op_group": local["op"]}
             if clause.refuse is not None:
                 raise _Decided(clause.refuse.format(**fields), clause.name)
             value = _as_operand(clause.result.eval(env, local))
             if clause.weak is not None:
                 local["result"] = value
                 value = Operand(WEAK if clause.weak.eval(env, local) else TENSOR, _dt(value))
+            if value.dtype not in rs.type_set:
+                raise RuleDefect(f"{rs.path}: rule {clause.name!r} gives {value} for ({x}, {y}), "
+                                 f"which is not one of the file's types")
             fields["result"] = value
             return value, clause.reason.format(**fields) if clause.reason else ""
         except Refusal as exc:
@@ -379,3 +453,91 @@ def _hint(rs: Ruleset, group: str, op: str, a: Operand, b: Operand, values: dict
             if hit[0] is not None:
                 return {"option": name, "value": opt.show(candidate), "result": str(hit[0])}
     return None
+
+
+# ---- N operands -------------------------------------------------------------------
+
+def answer_n(rs: Ruleset, operand_list, op: str = "add", options: dict | None = None) -> Answer:
+    """The answer for N operands (`result_type(a, b, c, ...)`), as the file's `[nary]` says.
+
+    `fold` (the default): ((a op b) op c) ..., each step a pair answer whose result operand
+    (weak or not) is the next step's left operand; the first refusal refuses the whole.
+    `join`: one least upper bound of every operand's node on the named lattice (associative,
+    order-free), weak exactly when that bound is a weak node.
+    Two operands give what `answer` gives. The answer's `operands` lists them all; `a` and
+    `b` are the first two.
+    """
+    parsed = [x if isinstance(x, Operand) else operands.parse(x) for x in operand_list]
+    if not parsed:
+        raise UsageError("result_type needs at least one operand")
+    if len(parsed) == 2:
+        out = answer(rs, parsed[0], parsed[1], op, options)
+        out.operands = (out.a, out.b)
+        return out
+    group = resolve_op(rs, op)
+    values = parse_options(rs, options)
+    shown = {k: v.name if isinstance(v, DType) else v for k, v in values.items()}
+    names = tuple(str(x) for x in parsed)
+    base = dict(framework=rs.name, version=rs.version, op=op, a=names[0], b=names[1] if len(names) > 1 else "",
+                options=shown, operands=names)
+    try:
+        normal = [normalise(rs, x) for x in parsed]
+    except Refusal as exc:
+        return Answer(**base, result=None, rule="types", reason=str(exc), refusal=str(exc))
+    result, rule, reason, refusal = _decide_n(rs, group, op, normal, values)
+    hint = None
+    if result is None:
+        for name, opt in rs.options.items():
+            for candidate in opt.hint:
+                if candidate != values[name] and hint is None:
+                    got = _decide_n(rs, group, op, normal, {**values, name: candidate})[0]
+                    if got is not None:
+                        hint = {"option": name, "value": opt.show(candidate), "result": str(got)}
+    return Answer(**base, result=str(result) if result is not None else None, rule=rule, reason=reason,
+                  refusal=refusal, hint=hint, result_operand=result)
+
+
+def _decide_n(rs: Ruleset, group: str, op: str, normal: list[Operand], values: dict):
+    """(result, rule, reason, refusal) for N normalised operands."""
+    if rs.nary.method == "join":
+        lat = rs.lattices[rs.nary.lattice]
+        if lat.option is not None:
+            lat = rs.lattices[lat.pick[values[lat.option]]]
+        if rs.nary.map is not None:
+            chosen = rs.maps[rs.nary.map]
+            pairs = rs.maps[chosen.pick[values[chosen.option]]].pairs if chosen.option else chosen.pairs
+            normal = [Operand(x.form, pairs[x.dtype.name]) if x.dtype is not None and x.dtype.name in pairs else x
+                      for x in normal]
+        least = _node(lat, normal[0])
+        for index, x in enumerate(normal[1:], 1):
+            node = _node(lat, x)
+            least = lat.joins.get((least, node)) if least is not None and node is not None else None
+            if least is None:
+                message = lat.reason.format(a=", ".join(map(str, normal[:index])), b=x)
+                return None, f"lattice {lat.name}", message, message
+        if least is None:
+            message = lat.reason.format(a=normal[0], b=normal[0])
+            return None, f"lattice {lat.name}", message, message
+        result = _as_operand(lat.weak.get(least) or lat.nodes[least])
+        return result, f"lattice {lat.name}", f"the least upper bound of {len(normal)} operands", None
+    if len(normal) == 1:
+        if normal[0].dtype is None:
+            raise UsageError(f"{normal[0]} alone has no dtype in {rs.name}")
+        return normal[0], "one operand", "a single operand is its own result", None
+    memo = rs.state.setdefault("memo", {})
+    acc, rules, reasons = normal[0], [], []
+    for x in normal[1:]:
+        key = (op, str(acc), str(x), tuple(values.items()))
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = _decide(rs, group, op, acc, x, values)
+        result, rule, reason, refusal = hit
+        if result is None:
+            return None, rule, f"{acc} {op} {x}: {reason}", f"{acc} {op} {x}: {refusal}"
+        rules.append(rule)
+        reasons.append(f"{acc} {op} {x} -> {result}")
+        try:
+            acc = normalise(rs, result)  # the next step sees the result as the file sees an operand
+        except (UsageError, Refusal):
+            acc = result
+    return acc, "; ".join(rules), "folded left: " + ", ".join(reasons), None

@@ -7,37 +7,57 @@ The schema is documented in docs/rules.md.
 
 from __future__ import annotations
 
+import ast
+import os
+import stat
 import string
 import sys
 from pathlib import Path
 
 from promote_cli.errors import RuleFileError, UsageError
-from promote_cli.oracle.expr import Expr, ExprError, compile_expr
-from promote_cli.oracle.model import REFUSE, Clause, Lattice, OperandPolicy, Option, Refuse, Ruleset, Table
+from promote_cli.oracle.expr import REFERENCE_FUNCTIONS, Expr, ExprError, Let, compile_expr, define_lets
+from promote_cli.oracle.model import (
+    REFUSE,
+    Clause,
+    Lattice,
+    NAry,
+    OperandPolicy,
+    Option,
+    Ruleset,
+    Table,
+    TypeMap,
+)
 from promote_cli.vocab import dtypes, operands
 from promote_cli.vocab.dtypes import DType
-from promote_cli.vocab.operands import Operand
+from promote_cli.vocab.operands import PYTHON, WEAK, Operand
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - exercised on Python 3.10 only
     import tomli as tomllib
 
-SCHEMA = 1
+SCHEMA = 2          # the newest schema this promote reads
+SCHEMAS = (1, 2)    # every schema it reads; a file without `schema` is schema 1
 TOP_KEYS = {"schema", "name", "version", "default", "description", "source", "follows", "extends", "types",
             "unsupported_type", "notes", "probe", "operands", "options", "ops", "tables", "lattices",
-            "rules", "after"}
-MERGED_KEYS = ("tables", "lattices", "options", "ops")
+            "rules", "after", "sets", "op_lists", "let", "nary", "maps"}
+SCHEMA2_KEYS = ("sets", "op_lists", "let", "nary", "maps")
+MERGED_KEYS = ("tables", "lattices", "options", "ops", "sets", "op_lists", "let", "maps")
+RESERVED = frozenset({"a", "b", "op", "result", "true", "false", "True", "False"})
+#: `kind:WORD` in a set: the file's types of these vocabulary kinds.
+KIND_WORDS = {**{k: (k,) for k in dtypes.KINDS}, "int": ("signed", "unsigned")}
+NARY_METHODS = ("fold", "join")
 FORM_POLICIES = {"rank0": ("distinct", "tensor"), "weak": ("distinct", "tensor", "refuse"),
                  "python": ("distinct", "refuse")}
 OPTION_TYPES = ("bool", "dtype", "choice", "int")
 CLAUSE_KEYS = {"name", "ops", "if", "symmetric", "result", "refuse", "weak", "reason"}
 
 # Function names an expression may call; engine.py implements them.
-FUNCTIONS = ("is_bool", "is_int", "is_signed", "is_unsigned", "is_float", "is_complex", "kind", "priority",
+FUNCTIONS = frozenset(("is_bool", "is_int", "is_signed", "is_unsigned", "is_float", "is_complex", "kind", "priority",
              "is_tensor", "is_rank0", "is_python", "is_weak", "dtype", "bits", "exp_bits", "man_bits",
              "signed_int", "unsigned_int", "smallest_int", "smallest_float", "complex_of", "real_of",
-             "weak", "strong", "table", "join", "max", "min", "abs")
+             "weak", "strong", "table", "join", "mapped", "max", "min", "abs"))
+MESSAGE_FIELDS = {"a", "b", "op", "op_group", "result"}
 
 
 class _Checker:
@@ -91,26 +111,71 @@ class _Checker:
             self.fail(key, str(exc))
         return self.seen[raw]
 
-    def template(self, raw, key: str, fields) -> str:
+    def template(self, raw, key: str, fields, lists=()) -> str:
+        """A message template; `{NAME}` must be one of `fields`; `{SET:or}`/`{SET:and}` only for `lists`."""
         text = self.str_of(raw, key)
         try:
-            names = [f for _, f, _, _ in string.Formatter().parse(text) if f is not None]
+            parts = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(text) if f is not None]
         except ValueError as exc:
             self.fail(key, f"bad message template: {exc}")
-        for name in names:
+        for name, spec, conv in parts:
             if name not in fields:
                 self.fail(key, f"unknown placeholder {{{name}}} (allowed: {', '.join(sorted(fields))})")
+            if conv or (spec and not (spec in ("or", "and") and name in lists)):
+                self.fail(key, f"placeholder {{{name}{'!' + conv if conv else ''}{':' + spec if spec else ''}}}: "
+                               "only a type set takes a format, :or or :and")
         return text
 
 
+#: The largest rule file read (the shipped ones are a few tens of kB).
+MAX_RULE_FILE_BYTES = 8 << 20
+
+
 def read_toml(path: Path) -> dict:
+    """A rule file's TOML. Only a regular file of bounded size is read (a FIFO, a device or a link to
+    one is refused without blocking); it must be UTF-8; every failure is one RuleFileError line."""
     try:
-        with open(path, "rb") as handle:
-            return tomllib.load(handle)
-    except tomllib.TOMLDecodeError as exc:
-        raise RuleFileError(f"{path}: not valid TOML: {exc}") from None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise RuleFileError(f"{path}: cannot read: {exc.strerror}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise RuleFileError(f"{path}: not a regular file")
+        if info.st_size > MAX_RULE_FILE_BYTES:
+            raise RuleFileError(f"{path}: too large for a rule file ({info.st_size} bytes; "
+                                f"the limit is {MAX_RULE_FILE_BYTES})")
+        chunks, size = [], 0
+        while size <= MAX_RULE_FILE_BYTES:
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise RuleFileError(f"{path}: cannot read: {exc.strerror}") from None
+    finally:
+        os.close(fd)
+    if size > MAX_RULE_FILE_BYTES:
+        raise RuleFileError(f"{path}: too large for a rule file (over {MAX_RULE_FILE_BYTES} bytes)")
+    data = b"".join(chunks)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise RuleFileError(f"{path}: not UTF-8 (byte {exc.start}, line {line})") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise RuleFileError(f"{path}: not valid TOML: {' '.join(str(exc).split())}") from None
+    except RecursionError:
+        raise RuleFileError(f"{path}: not valid TOML: nested too deeply") from None
+
+
+def _probe_exists(name: str) -> bool:
+    """Whether promote_cli.probes has a module of that name (already imported, or its file is there)."""
+    return (f"promote_cli.probes.{name}" in sys.modules
+            or (Path(__file__).resolve().parent.parent / "probes" / f"{name}.py").is_file())
 
 
 def merge(base: dict, override: dict) -> dict:
@@ -132,9 +197,14 @@ def build(raw: dict, path: str) -> Ruleset:
     """Validate and compile a (merged) rule-file dict."""
     check = _Checker(path)
     check.unknown_keys(raw, TOP_KEYS, "")
-    schema = raw.get("schema", SCHEMA)
-    if schema != SCHEMA:
-        check.fail("schema", f"this promote reads schema {SCHEMA}, the file is written for {schema!r}")
+    schema = raw.get("schema", 1)
+    if schema not in SCHEMAS:
+        check.fail("schema", f"this promote reads schemas {', '.join(map(str, SCHEMAS))}, "
+                             f"the file is written for {schema!r}")
+    if schema < 2:
+        for key in SCHEMA2_KEYS:
+            if key in raw:
+                check.fail(key, "needs schema = 2")
     name = check.str_of(raw.get("name"), "name")
     if not name or "@" in name or not name.replace("-", "").replace("_", "").isalnum():
         check.fail("name", f"{name!r} is not a framework name (letters, digits, - and _)")
@@ -146,45 +216,167 @@ def build(raw: dict, path: str) -> Ruleset:
     if follows not in ("spec", "implementation"):
         check.fail("follows", f"expected 'spec' or 'implementation', got {follows!r}")
 
-    raw_types = check.list_of(raw.get("types"), "types")
-    types = []
-    for index, item in enumerate(raw_types):
-        dt = check.dtype(item, f"types[{index}]")
-        if dt in types:
-            check.fail(f"types[{index}]", f"duplicate dtype {dt.name}")
-        types.append(dt)
+    sets = _Sets(check, raw.get("sets", {}))
+    types = sets.expand(check.list_of(raw.get("types"), "types"), "types")
+    sets.types = types
+    sets.resolve_all()
     notes = tuple(check.str_of(n, f"notes[{i}]") for i, n in enumerate(check.list_of(raw.get("notes", []), "notes")))
     probe = raw.get("probe")
-    if probe is not None and (not isinstance(probe, str) or not probe.isidentifier()):
+    if probe is not None and (not isinstance(probe, str) or not probe.isidentifier() or not _probe_exists(probe)):
         check.fail("probe", f"expected the name of a module in promote_cli.probes, got {probe!r}")
 
     policy = _operand_policy(check, raw.get("operands", {}))
-    options = _options(check, raw.get("options", {}))
+    options = _options(check, raw.get("options", {}), sets)
     ops, op_index = _ops(check, raw.get("ops"))
-    tables = {n: _table(check, n, t) for n, t in check.table_of(raw.get("tables", {}), "tables").items()}
-    lattices = {n: _lattice(check, n, t) for n, t in check.table_of(raw.get("lattices", {}), "lattices").items()}
+    op_lists = _op_lists(check, raw.get("op_lists", {}), ops)
+    tables = {n: _table(check, n, t, sets) for n, t in check.table_of(raw.get("tables", {}), "tables").items()}
+    lattices = _lattices(check, check.table_of(raw.get("lattices", {}), "lattices"), options)
+    maps = _maps(check, raw.get("maps", {}), options, sets)
+    for name in set(maps) & set(lattices):
+        check.fail(f"maps.{name}", f"{name!r} is already the name of a lattice")
 
     rs = Ruleset(
         name=name, version=version, path=path,
         description=check.str_of(raw.get("description"), "description", ""),
         source=check.str_of(raw.get("source"), "source", ""),
-        follows=follows, default=default, types=tuple(types),
+        follows=follows, default=default, types=types,
         unsupported_type=check.template(raw.get("unsupported_type", f"{name} has no {{dtype}} type"),
                                         "unsupported_type", {"dtype"}),
         notes=notes, probe=probe, operands=policy, options=options, ops=ops,
         tables=tables, lattices=lattices, rules=[], after=[], op_index=op_index,
+        schema=schema, sets=sets.done, op_lists=op_lists, type_set=frozenset(types), maps=maps,
     )
+    _check_types(check, rs)
+    scope = _Scope(check, rs)
+    scope.lets = _lets(check, raw.get("let", {}), scope)
     for phase in ("rules", "after"):
         clauses = check.list_of(raw.get(phase, []), phase)
-        names = set()
+        seen = set()
         for index, item in enumerate(clauses):
-            clause = _clause(check, rs, phase, index, item)
-            if clause.name in names:
+            clause = _clause(check, rs, scope, phase, index, item)
+            if clause.name in seen:
                 check.fail(f"{phase}[{index}].name", f"duplicate rule name {clause.name!r}")
-            names.add(clause.name)
+            seen.add(clause.name)
             getattr(rs, phase).append(clause)
-    _check_references(check, rs)
+    rs.nary = _nary(check, raw.get("nary"), lattices, maps)
     return rs
+
+
+def type_set(raw: dict, name: str, path: str) -> tuple[DType, ...]:
+    """The dtypes of the set `name` of a rule file's TOML, without building the rest of the file."""
+    check = _Checker(path)
+    sets = _Sets(check, raw.get("sets", {}))
+    if name not in sets.raw:
+        check.fail("sets", f"the file has no set {name!r}")
+    sets.types = sets.expand(check.list_of(raw.get("types"), "types"), "types")
+    return sets.get(name, (), f"sets.{name}")
+
+
+class _Sets:
+    """Named type sets: lists of dtypes, other sets (union), `kind:KIND` and `-NAME` (removal)."""
+
+    def __init__(self, check: _Checker, raw):
+        self.check = check
+        self.raw = check.table_of(raw, "sets")
+        for name in self.raw:
+            if not name.isidentifier() or name in RESERVED:
+                check.fail(f"sets.{name}", "a set name is an identifier other than a, b, op, result, true, false")
+            if dtypes.find(name) is not None:
+                check.fail(f"sets.{name}", f"{name!r} is already a dtype name")
+        self.done: dict[str, tuple[DType, ...]] = {}
+        self.types: tuple[DType, ...] | None = None
+
+    def get(self, name: str, stack: tuple[str, ...], key: str) -> tuple[DType, ...]:
+        found = self.done.get(name)
+        if found is not None:
+            return found
+        if name in stack:
+            self.check.fail(key, f"set {stack[0]} is built from itself: {' -> '.join(stack + (name,))}")
+        found = self.done[name] = self.expand(self.check.list_of(self.raw[name], f"sets.{name}"),
+                                              f"sets.{name}", stack + (name,))
+        return found
+
+    def expand(self, items: list, key: str, stack: tuple[str, ...] = ()) -> tuple[DType, ...]:
+        out: list[DType] = []
+        seen: set[str] = set()
+        for index, item in enumerate(items):
+            where = f"{key}[{index}]"
+            word = self.check.str_of(item, where).strip()
+            remove = word.startswith("-")
+            word = word[1:].strip() if remove else word
+            if word.startswith("kind:"):
+                if self.types is None:
+                    self.check.fail(where, "`types` lists dtypes and sets of dtypes; kind: selects from `types`")
+                kinds = KIND_WORDS.get(word[5:])
+                if kinds is None:
+                    self.check.fail(where, f"unknown kind {word[5:]!r} (kinds: {', '.join(KIND_WORDS)})")
+                members = tuple(d for d in self.types if d.kind in kinds)
+            elif word in self.raw:
+                members = self.get(word, stack, where)
+            else:
+                members = (self.check.dtype(word, where),)
+                if not remove and members[0].name in seen:
+                    self.check.fail(where, f"duplicate dtype {members[0]}")
+            if remove:
+                gone = {d.name for d in members}
+                out = [d for d in out if d.name not in gone]
+                seen -= gone
+            else:
+                for d in members:
+                    if d.name not in seen:
+                        seen.add(d.name)
+                        out.append(d)
+        return tuple(out)
+
+    def resolve_all(self):
+        for name in self.raw:
+            members = self.get(name, (), f"sets.{name}")
+            stray = [d.name for d in members if d not in self.types]
+            if stray:
+                self.check.fail(f"sets.{name}", f"{', '.join(stray)} not in the file's types")
+
+
+def _op_lists(check: _Checker, raw, ops) -> dict[str, tuple[str, ...]]:
+    """Named lists of op groups: groups, other lists (union) and `-NAME` (removal)."""
+    raw = check.table_of(raw, "op_lists")
+    if raw and ops is None:
+        check.fail("op_lists", "the file declares no [ops] groups")
+    done: dict[str, tuple[str, ...]] = {}
+
+    def get(name: str, stack: tuple[str, ...]) -> tuple[str, ...]:
+        if name in done:
+            return done[name]
+        if name in stack:
+            check.fail(f"op_lists.{stack[0]}", f"built from itself: {' -> '.join(stack + (name,))}")
+        key = f"op_lists.{name}"
+        out: list[str] = []
+        for index, item in enumerate(check.list_of(raw[name], key)):
+            word = check.str_of(item, f"{key}[{index}]").strip()
+            remove = word.startswith("-")
+            word = word[1:].strip() if remove else word
+            if word in raw:
+                members = get(word, stack + (name,))
+            elif word in ops:
+                members = (word,)
+                if not remove and word in out:
+                    check.fail(f"{key}[{index}]", f"op group {word!r} is already in the list")
+            else:
+                check.fail(f"{key}[{index}]", f"{word!r} is neither an op group nor an op list "
+                                              f"(groups: {', '.join(ops)})")
+            if remove:
+                out = [g for g in out if g not in members]
+            else:
+                out.extend(g for g in members if g not in out)
+        done[name] = tuple(out)
+        return done[name]
+
+    for name in raw:
+        if not name.isidentifier() or name in RESERVED:
+            check.fail(f"op_lists.{name}", "an op list name is an identifier other than a, b, op, result")
+        if name in ops:
+            check.fail(f"op_lists.{name}", f"{name!r} is already an op group")
+        get(name, ())
+    return done
 
 
 def _operand_policy(check: _Checker, raw) -> OperandPolicy:
@@ -209,7 +401,7 @@ def _operand_policy(check: _Checker, raw) -> OperandPolicy:
     return policy
 
 
-def _options(check: _Checker, raw) -> dict[str, Option]:
+def _options(check: _Checker, raw, sets: _Sets) -> dict[str, Option]:
     options = {}
     for name, spec in check.table_of(raw, "options").items():
         key = f"options.{name}"
@@ -222,7 +414,7 @@ def _options(check: _Checker, raw) -> dict[str, Option]:
             check.fail(f"{key}.type", f"expected one of {', '.join(OPTION_TYPES)}, got {kind!r}")
         values = check.list_of(spec.get("values", []), f"{key}.values")
         if kind == "dtype":
-            values = tuple(check.dtype(v, f"{key}.values[{i}]") for i, v in enumerate(values))
+            values = sets.expand(values, f"{key}.values")
         elif kind == "choice":
             if not values:
                 check.fail(f"{key}.values", "a choice option lists its values")
@@ -267,13 +459,16 @@ def _ops(check: _Checker, raw):
     return ops, index
 
 
-def _table(check: _Checker, name: str, raw) -> Table:
+def _table(check: _Checker, name: str, raw, sets: _Sets) -> Table:
     key = f"tables.{name}"
     raw = check.table_of(raw, key)
     check.unknown_keys(raw, {"columns", "rows", "commutative", "refusal", "reason"}, key)
     marker = check.str_of(raw.get("refusal"), f"{key}.refusal", "x")
+    raw_columns = raw.get("columns")
+    if isinstance(raw_columns, str) and raw_columns in sets.raw:  # columns = "SET": the set's dtypes
+        raw_columns = [d.name for d in sets.done[raw_columns]]
     columns = [check.operand(c, f"{key}.columns[{i}]") for i, c in
-               enumerate(check.list_of(raw.get("columns"), f"{key}.columns"))]
+               enumerate(check.list_of(raw_columns, f"{key}.columns"))]
     col_names = tuple(str(c) for c in columns)
     if len(set(col_names)) != len(col_names):
         dup = next(c for c in col_names if col_names.count(c) > 1)
@@ -319,13 +514,41 @@ def _cell(cell, marker: str) -> str:
     return marker if cell is REFUSE else str(cell)
 
 
-def _lattice(check: _Checker, name: str, raw) -> Lattice:
+def _lattices(check: _Checker, raw: dict, options: dict[str, Option]) -> dict[str, Lattice]:
+    """Every lattice, bases before the lattices built on them, choices after the lattices they pick."""
+    done: dict[str, Lattice] = {}
+
+    def get(name: str, stack: tuple[str, ...]) -> Lattice:
+        if name in done:
+            return done[name]
+        key = f"lattices.{name}"
+        if name in stack:
+            check.fail(key, f"built on itself: {' -> '.join(stack + (name,))}")
+        spec = check.table_of(raw[name], key)
+        for ref in ([spec["base"]] if "base" in spec else []) + list(check.table_of(spec.get("pick", {}),
+                                                                                  f"{key}.pick").values()):
+            if not isinstance(ref, str) or ref not in raw:
+                check.fail(key, f"{ref!r} names no lattice of this file ({', '.join(raw)})")
+            get(ref, stack + (name,))
+        done[name] = _lattice(check, name, spec, done, options)
+        return done[name]
+
+    for name in raw:
+        get(name, ())
+    return {name: done[name] for name in raw}
+
+
+def _lattice(check: _Checker, name: str, raw: dict, done: dict[str, Lattice], options: dict[str, Option]) -> Lattice:
     key = f"lattices.{name}"
-    raw = check.table_of(raw, key)
-    check.unknown_keys(raw, {"edges", "reason"}, key)
-    edges: dict[str, tuple[str, ...]] = {}
-    nodes: dict[str, Operand] = {}
-    for node, succ in check.table_of(raw.get("edges"), f"{key}.edges").items():
+    if "option" in raw or "pick" in raw:
+        return _lattice_choice(check, name, raw, done, options)
+    check.unknown_keys(raw, {"edges", "reason", "weak", "base"}, key)
+    base = done[raw["base"]] if "base" in raw else None
+    if base is not None and base.option is not None:
+        check.fail(f"{key}.base", f"{base.name} is a choice of lattices, not a lattice")
+    edges: dict[str, tuple[str, ...]] = dict(base.edges) if base else {}
+    nodes: dict[str, Operand] = dict(base.nodes) if base else {}
+    for node, succ in check.table_of(raw.get("edges", {} if base else None), f"{key}.edges").items():
         op = check.operand(node, f"{key}.edges.{node}")
         nodes[str(op)] = op
         targets = []
@@ -336,6 +559,20 @@ def _lattice(check: _Checker, name: str, raw) -> Lattice:
         edges[str(op)] = tuple(targets)
     for node in nodes:
         edges.setdefault(node, ())
+    weak: dict[str, Operand] = dict(base.weak) if base else {}
+    for node, value in check.table_of(raw.get("weak", {}), f"{key}.weak").items():
+        where = f"{key}.weak.{node}"
+        op = check.operand(node, where)
+        if str(op) not in nodes:
+            check.fail(where, f"{op} is not a node of the lattice")
+        if op.form not in (PYTHON, WEAK):
+            check.fail(where, f"{op} is not a weak node (py:KIND or weak:DTYPE)")
+        weak[str(op)] = Operand(WEAK, check.dtype(value, where))
+    for node, op in nodes.items():
+        if op.form == WEAK:
+            weak.setdefault(node, op)
+        elif op.form == PYTHON and node not in weak:
+            check.fail(f"{key}.weak", f"the weak node {node} declares no default dtype (weak = {{ \"{node}\" = ... }})")
     upper: dict[str, frozenset[str]] = {}
 
     def closure(node: str, path: tuple[str, ...]) -> frozenset[str]:
@@ -351,11 +588,161 @@ def _lattice(check: _Checker, name: str, raw) -> Lattice:
 
     for node in edges:
         closure(node, ())
-    reason = check.template(raw.get("reason", "no common type for {a} and {b}"), f"{key}.reason", {"a", "b"})
-    return Lattice(name, edges, reason, upper, nodes)
+    default_reason = base.reason if base else "no common type for {a} and {b}"
+    reason = check.template(raw.get("reason", default_reason), f"{key}.reason", {"a", "b"})
+    lattice = Lattice(name, edges, reason, upper, nodes, weak)
+    _joins(check, key, lattice)
+    return lattice
 
 
-def _clause(check: _Checker, rs: Ruleset, phase: str, index: int, raw) -> Clause:
+def _joins(check: _Checker, key: str, lattice: Lattice):
+    """The least upper bound of every pair; a pair with common upper bounds but no least one is a defect."""
+    upper, order = lattice.upper, list(lattice.edges)
+    for i, x in enumerate(order):
+        for y in order[i:]:
+            if y in upper[x]:
+                least = y
+            elif x in upper[y]:
+                least = x
+            else:
+                common = upper[x] & upper[y]
+                if not common:
+                    continue
+                found = [c for c in common if common <= upper[c]]
+                if len(found) != 1:
+                    minimal = sorted(c for c in common if not any(d != c and c in upper[d] for d in common))
+                    check.fail(key, f"{x} and {y} have no least upper bound: {' and '.join(minimal)} are both "
+                                    "minimal common upper bounds (a diamond without a join)")
+                least = found[0]
+            lattice.joins[(x, y)] = lattice.joins[(y, x)] = least
+
+
+def _lattice_choice(check: _Checker, name: str, raw: dict, done: dict[str, Lattice],
+                    options: dict[str, Option]) -> Lattice:
+    option, pick = _choice(check, f"lattices.{name}", raw, options, done, "lattice")
+    return Lattice(name, {}, "", option=option, pick=pick)
+
+
+def _choice(check: _Checker, key: str, raw: dict, options: dict[str, Option], pool: dict, what: str):
+    """(option name, {option value: name in pool}) of a `option = ..., pick = {...}` section."""
+    check.unknown_keys(raw, {"option", "pick"}, key)
+    option = options.get(check.str_of(raw.get("option"), f"{key}.option"))
+    if option is None:
+        check.fail(f"{key}.option", f"{raw['option']!r} is not an option of this file ({', '.join(options) or 'none'})")
+    if option.type not in ("bool", "choice"):
+        check.fail(f"{key}.option", f"a {what} is picked by a bool or choice option, {option.name} is a {option.type}")
+    pick = {}
+    for value, target in check.table_of(raw.get("pick"), f"{key}.pick").items():
+        try:
+            parsed = option.parse(value)
+        except UsageError as exc:
+            check.fail(f"{key}.pick.{value}", str(exc))
+        if target not in pool:
+            check.fail(f"{key}.pick.{value}", f"{target!r} names no {what} of this file ({', '.join(pool)})")
+        if pool[target].option is not None:
+            check.fail(f"{key}.pick.{value}", f"{target} is itself a choice")
+        pick[parsed] = target
+    every = (True, False) if option.type == "bool" else option.values
+    missing = [option.show(v) for v in every if v not in pick]
+    if missing:
+        check.fail(f"{key}.pick", f"no {what} for {option.name} = {', '.join(missing)}")
+    return option.name, pick
+
+
+def _maps(check: _Checker, raw, options: dict[str, Option], sets: _Sets) -> dict[str, TypeMap]:
+    """Type maps (`FROM = "TO"`, FROM a dtype or a set), and maps picked by an option."""
+    raw = check.table_of(raw, "maps")
+    maps: dict[str, TypeMap] = {}
+    for name, spec in raw.items():
+        key = f"maps.{name}"
+        spec = check.table_of(spec, key)
+        if "option" in spec or "pick" in spec:
+            continue
+        pairs: dict[str, DType] = {}
+        for source, target in spec.items():
+            to = check.dtype(target, f"{key}.{source}")
+            if to not in sets.types:
+                check.fail(f"{key}.{source}", f"{to} is not in the file's types")
+            for d in sets.expand([source], f"{key}.{source}"):
+                if d.name in pairs:
+                    check.fail(f"{key}.{source}", f"{d} is mapped twice")
+                pairs[d.name] = to
+        maps[name] = TypeMap(name, pairs)
+    for name, spec in raw.items():
+        if "option" in spec or "pick" in spec:
+            option, pick = _choice(check, f"maps.{name}", spec, options, maps, "map")
+            maps[name] = TypeMap(name, {}, option, pick)
+    return {name: maps[name] for name in raw}
+
+
+def _check_types(check: _Checker, rs: Ruleset):
+    """Every dtype a table cell or a lattice can give is one of the file's types."""
+    for name, table in rs.tables.items():
+        for (row, col), cell in table.cells.items():
+            if cell is not REFUSE and cell.dtype is not None and cell.dtype not in rs.type_set:
+                check.fail(f"tables.{name}.rows.{row}", f"column {col} gives {cell}, which is not in the file's types")
+    for name, lattice in rs.lattices.items():
+        for node, op in [*lattice.nodes.items(), *lattice.weak.items()]:
+            if op.dtype is not None and op.dtype not in rs.type_set:
+                check.fail(f"lattices.{name}", f"{node} gives {op}, whose dtype is not in the file's types")
+
+
+class _Scope:
+    """The names rule expressions may use, and how table/lattice references are checked and compiled."""
+
+    def __init__(self, check: _Checker, rs: Ruleset):
+        self.rs = rs
+        owners: dict[str, str] = {}
+        for section, names in (("options", rs.options), ("sets", rs.sets), ("op_lists", rs.op_lists)):
+            for name in names:
+                if name in owners:
+                    check.fail(f"{section}.{name}", f"{name!r} is already a name in [{owners[name]}]")
+                if name in RESERVED or name in dtypes.DTYPES or name in FUNCTIONS:
+                    check.fail(f"{section}.{name}", f"{name!r} is a name the rules already know")
+                owners[name] = section
+        self.names = frozenset(RESERVED - {"result"} | set(dtypes.DTYPES) | set(owners))
+        self.names_with_result = self.names | {"result"}
+        self.lets: dict[str, Let] = {}
+
+    def check_call(self, text: str, node: ast.Call):
+        what = REFERENCE_FUNCTIONS.get(node.func.id)
+        if what is None:
+            return
+        where = {"table": self.rs.tables, "lattice": self.rs.lattices, "map": self.rs.maps}[what]
+        first = node.args[0] if node.args else None
+        if not isinstance(first, ast.Constant) or first.value not in where:
+            raise ExprError(f"{text!r} names no {what} of this file ({', '.join(where) or 'none defined'})")
+
+    def rewrite_call(self, node: ast.Call) -> ast.expr:
+        """`join('CHOICE', ...)` -> `join(_pick('CHOICE', OPTION), ...)`: the option's value picks the
+        lattice (or the map, for `mapped`)."""
+        what = REFERENCE_FUNCTIONS.get(node.func.id)
+        if what in ("lattice", "map"):
+            chosen = (self.rs.lattices if what == "lattice" else self.rs.maps)[node.args[0].value]
+            if chosen.option is not None:
+                first = node.args[0]
+                pick = ast.Call(ast.Name("_pick", ast.Load()), [first, ast.Name(chosen.option, ast.Load())], [])
+                for new in (pick, pick.func, pick.args[1]):
+                    ast.copy_location(new, first)
+                node.args[0] = pick
+        return node
+
+    def compile(self, text, with_result: bool) -> Expr:
+        names = self.names_with_result if with_result else self.names
+        return compile_expr(text, names, FUNCTIONS, self.lets, self.check_call, self.rewrite_call)
+
+
+def _lets(check: _Checker, raw, scope: _Scope) -> dict[str, Let]:
+    raw = check.table_of(raw, "let")
+    for key, text in raw.items():
+        check.str_of(text, f"let.{key}")
+    try:
+        return define_lets(raw, scope.names_with_result, FUNCTIONS, scope.check_call, scope.rewrite_call)
+    except ExprError as exc:
+        check.fail("let", str(exc))
+
+
+def _clause(check: _Checker, rs: Ruleset, scope: _Scope, phase: str, index: int, raw) -> Clause:
     key = f"{phase}[{index}]"
     raw = check.table_of(raw, key)
     check.unknown_keys(raw, CLAUSE_KEYS, key)
@@ -363,54 +750,55 @@ def _clause(check: _Checker, rs: Ruleset, phase: str, index: int, raw) -> Clause
     key = f"{phase}[{index}] ({name})"
     ops = raw.get("ops")
     if ops is not None:
-        ops = check.list_of(ops, f"{key}.ops")
+        ops = [ops] if isinstance(ops, str) and rs.schema >= 2 else check.list_of(ops, f"{key}.ops")
         if rs.ops is None:
             check.fail(f"{key}.ops", "the file declares no [ops] groups")
+        groups: list[str] = []
         for op in ops:
-            if op not in rs.ops:
-                check.fail(f"{key}.ops", f"unknown op group {op!r} (groups: {', '.join(rs.ops)})")
-        ops = frozenset(ops)
+            if op in rs.op_lists:
+                groups.extend(rs.op_lists[op])
+            elif op in rs.ops:
+                groups.append(op)
+            else:
+                lists = f"; op lists: {', '.join(rs.op_lists)}" if rs.op_lists else ""
+                check.fail(f"{key}.ops", f"unknown op group {op!r} (groups: {', '.join(rs.ops)}{lists})")
+        ops = frozenset(groups)
     if ("result" in raw) == ("refuse" in raw):
         check.fail(key, "a rule has either `result` or `refuse`")
     symmetric = raw.get("symmetric", False)
     if not isinstance(symmetric, bool):
         check.fail(f"{key}.symmetric", "expected true or false")
-    names = {"a", "b", "op", "true", "false", "True", "False"} | set(dtypes.DTYPES) | set(rs.options)
-    if phase == "after":
-        names.add("result")
-    fields = {"a", "b", "op", "result"} | set(rs.options)
+    fields = MESSAGE_FIELDS | set(rs.options) | set(rs.sets)
 
     def expr(field_name: str) -> Expr | None:
         if field_name not in raw:
             return None
-        allowed = names | {"result"} if field_name == "weak" else names
         try:
-            return compile_expr(raw[field_name], allowed, FUNCTIONS)
+            return scope.compile(raw[field_name], phase == "after" or field_name == "weak")
         except ExprError as exc:
             check.fail(f"{key}.{field_name}", str(exc))
 
     refuse = raw.get("refuse")
     if refuse is not None:
-        refuse = check.template(refuse, f"{key}.refuse", fields)
-    reason = check.template(raw.get("reason", ""), f"{key}.reason", fields) if "reason" in raw else ""
+        refuse = check.template(refuse, f"{key}.refuse", fields, rs.sets)
+    reason = check.template(raw.get("reason", ""), f"{key}.reason", fields, rs.sets) if "reason" in raw else ""
     return Clause(name, ops, expr("if"), symmetric, expr("result"), refuse, expr("weak"), reason)
 
 
-def _check_references(check: _Checker, rs: Ruleset):
-    """Every table or lattice an expression names must exist."""
-    import ast
-
-    for phase in ("rules", "after"):
-        for clause in getattr(rs, phase):
-            for expr in (clause.cond, clause.result, clause.weak):
-                if expr is None:
-                    continue
-                for node in ast.walk(ast.parse(expr.text.strip(), mode="eval")):
-                    if isinstance(node, ast.Call) and node.func.id in ("table", "join"):
-                        where = rs.tables if node.func.id == "table" else rs.lattices
-                        first = node.args[0] if node.args else None
-                        if not isinstance(first, ast.Constant) or first.value not in where:
-                            kind = "table" if node.func.id == "table" else "lattice"
-                            check.fail(f"{phase}.{clause.name}",
-                                       f"{expr.text!r} names no {kind} of this file "
-                                       f"({', '.join(where) or 'none defined'})")
+def _nary(check: _Checker, raw, lattices: dict[str, Lattice], maps: dict[str, TypeMap]) -> NAry:
+    if raw is None:
+        return NAry()
+    raw = check.table_of(raw, "nary")
+    check.unknown_keys(raw, {"method", "lattice", "map", "doc"}, "nary")
+    method = raw.get("method")
+    if method not in NARY_METHODS:
+        check.fail("nary.method", f"expected one of {', '.join(NARY_METHODS)}, got {method!r}")
+    lattice, mapping = raw.get("lattice"), raw.get("map")
+    if method == "join":
+        if lattice not in lattices:
+            check.fail("nary.lattice", f"{lattice!r} names no lattice of this file ({', '.join(lattices) or 'none'})")
+        if mapping is not None and mapping not in maps:
+            check.fail("nary.map", f"{mapping!r} names no map of this file ({', '.join(maps) or 'none'})")
+    elif lattice is not None or mapping is not None:
+        check.fail("nary", "only the join method reads a lattice and a map")
+    return NAry(method, lattice, mapping)

@@ -40,11 +40,44 @@ class Table:
 
 @dataclass
 class Lattice:
+    """A promotion lattice (`edges` to immediate successors), or a choice of lattices by an option's value.
+
+    `joins` holds the least upper bound of every pair of nodes, computed on load (a pair
+    with none is absent). `weak` maps each weak node (`py:int`, `weak:i32`) to the
+    operand a result at that node is (`weak:i32`). `lookup` memoises which node an
+    operand stands at.
+    """
+
     name: str
     edges: dict[str, tuple[str, ...]]
     reason: str
     upper: dict[str, frozenset[str]] = field(default_factory=dict)
     nodes: dict[str, Operand] = field(default_factory=dict)
+    weak: dict[str, Operand] = field(default_factory=dict)
+    joins: dict[tuple[str, str], str] = field(default_factory=dict)
+    lookup: dict[str, str | None] = field(default_factory=dict)
+    option: str | None = None          # a choice: the option whose value picks ...
+    pick: dict = field(default_factory=dict)  # ... the lattice of this file named here
+
+
+@dataclass
+class TypeMap:
+    """A dtype -> dtype map (`mapped(name, x)`; dtypes it does not list map to themselves),
+    or a choice of maps by an option's value."""
+
+    name: str
+    pairs: dict[str, DType]
+    option: str | None = None
+    pick: dict = field(default_factory=dict)
+
+
+@dataclass
+class NAry:
+    """How `result_type(a, b, c, ...)` is answered: `fold` pairwise from the left, or one `join` on a lattice."""
+
+    method: str = "fold"
+    lattice: str | None = None
+    map: str | None = None   # join: a type map applied to every operand first
 
 
 @dataclass
@@ -130,6 +163,12 @@ class Ruleset:
     rules: list[Clause]
     after: list[Clause]
     op_index: dict[str, str] = field(default_factory=dict)
+    schema: int = 1
+    sets: dict[str, tuple[DType, ...]] = field(default_factory=dict)
+    op_lists: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    nary: NAry = field(default_factory=NAry)
+    type_set: frozenset = field(default_factory=frozenset)
+    maps: dict[str, TypeMap] = field(default_factory=dict)
     state: dict = field(default_factory=dict)  # the engine's compiled environment and memo
 
     @property

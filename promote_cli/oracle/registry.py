@@ -50,15 +50,20 @@ def rule_dirs() -> list[Path]:
     return extra + [builtin_dir()]
 
 
+def _candidates():
+    """(stem, path) of every rule file on the path, earlier directories first."""
+    for directory in rule_dirs():
+        if directory.is_dir():
+            for path in sorted(directory.glob("*.toml")):
+                if not path.name.startswith(("_", ".")):
+                    yield path.stem, path
+
+
 def rule_files() -> dict[str, Path]:
     """Every rule file by its stem (`paddle`, `paddle@2.6`); earlier directories win."""
     found: dict[str, Path] = {}
-    for directory in rule_dirs():
-        if not directory.is_dir():
-            continue
-        for path in sorted(directory.glob("*.toml")):
-            if not path.name.startswith(("_", ".")):
-                found.setdefault(path.stem, path)
+    for stem, path in _candidates():
+        found.setdefault(stem, path)
     return found
 
 
@@ -81,7 +86,12 @@ def _raw(path: Path, files: dict[str, Path], seen: tuple[str, ...] = ()) -> dict
         raise RuleFileError(f"{path}: extends: expected 'NAME@VERSION'")
     if base in seen:
         raise RuleFileError(f"{path}: extends: cycle through {' -> '.join(seen + (base,))}")
-    base_path = _find(base, files)
+    try:
+        base_path = _find(base, files)
+    except RuleFileError:
+        raise
+    except UsageError as exc:
+        raise RuleFileError(f"{path}: extends: {exc}") from None
     return merge(_raw(base_path, files, seen + (base,)), raw)
 
 
@@ -138,12 +148,29 @@ def load_path(path: str | Path) -> Ruleset:
     return build(_raw(path, rule_files()), str(path))
 
 
-def all_rulesets() -> list[Ruleset]:
-    """Every ruleset the installation knows, by name then version."""
+def all_rulesets(errors: list | None = None) -> list[Ruleset]:
+    """Every ruleset the installation knows, by name then version.
+
+    With `errors` (a list), a rule file that does not load is appended there as its RuleFileError
+    and the others are still listed; without it, the first such error is raised."""
     out = []
     for stem in sorted(rule_files()):
-        out.append(load(stem if "@" in stem else _stem_spec(stem)))
+        try:
+            out.append(load(stem if "@" in stem else _stem_spec(stem)))
+        except RuleFileError as exc:
+            if errors is None:
+                raise
+            errors.append(exc)
     return out
+
+
+def shadowed() -> dict[str, list[Path]]:
+    """Rule files hidden by a file of the same name earlier on the path (a `PROMOTE_RULES_PATH` file
+    named like a shipped one): stem -> the hidden paths, in path order."""
+    seen: dict[str, list[Path]] = {}
+    for stem, path in _candidates():
+        seen.setdefault(stem, []).append(path)
+    return {stem: paths[1:] for stem, paths in seen.items() if len(paths) > 1}
 
 
 def _stem_spec(stem: str) -> str:

@@ -8,7 +8,7 @@ never accepts two), else its refusal.  Refused graphs are run in child processes
 per process, each restarted after a graph that ends it.  `record(spec_xml)` also stores
 tosa.xml's type-support tables and where they differ from the model;
 ``python -m promote_cli.probes.tosa --spec tosa.xml OUT.json`` writes the recording.
-`extra_checks()` re-checks `promote cast` (promote_cli.numerics.tosa_cast) against the model.
+`extra_checks()` re-checks `promote cast` (promote_cli.numerics) against the model.
 
 CAST: ``tosa_serializer`` builds a graph with one input, one CAST and one output;
 ``tosa_reference_model.run`` executes it on a numpy array and returns the output
@@ -32,6 +32,7 @@ fails when the package is absent.
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import subprocess
@@ -144,17 +145,15 @@ def _f32_inputs(rng):
         vals += [2.0 ** k, 2.0 ** k + 0.5, 2.0 ** k - 0.5]
     vals += [k + 0.5 for k in range(-10, 10)]
     # output-format boundaries: max, overflow tie, min normal, min subnormal and halves
-    from promote_cli.numerics.tosa_cast import _FLOATS
+    from promote_cli.vocab.dtypes import DTYPES
 
     for name in ("f16", "bf16", "f8e4m3", "f8e5m2"):
-        f = _FLOATS[name]
-        top = (2.0 - 2.0 ** -f.man_bits) * 2.0 ** (f.max_bits >> f.man_bits) / 2.0 ** f.bias
-        if not f.has_inf:
-            top = (2.0 - 2.0 ** (1 - f.man_bits)) * 2.0 ** (f.max_bits >> f.man_bits) / 2.0 ** f.bias
-        ulp_top = 2.0 ** ((f.max_bits >> f.man_bits) - f.bias - f.man_bits)
-        minsub = 2.0 ** (f.emin - f.man_bits)
-        for v in (top, top + ulp_top / 2, top + ulp_top, 2.0 ** f.emin, minsub, minsub / 2,
-                  minsub * 1.5, minsub * 2.5, 2.0 ** f.emin - minsub / 2):
+        f = DTYPES[name]
+        top = f.max
+        ulp_top = 2.0 ** (math.frexp(top)[1] - 1 - f.man_bits)
+        minsub = f.smallest_subnormal
+        for v in (top, top + ulp_top / 2, top + ulp_top, f.smallest_normal, minsub, minsub / 2,
+                  minsub * 1.5, minsub * 2.5, f.smallest_normal - minsub / 2):
             vals.append(v)
     arr = np.array(vals, dtype=np.float64)
     with np.errstate(over="ignore"):
@@ -292,7 +291,7 @@ def record_cast(directory, spec_xml: str | None = None, check_illegal: bool = Tr
     """Record every legal CAST pair into `directory`; returns the manifest."""
     import numpy as np
 
-    from promote_cli.numerics.tosa_cast import LEGAL, TOSA_TYPES
+    from promote_cli.numerics.legality import LEGAL, TOSA_TYPES
 
     out_dir = Path(directory)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -688,10 +687,11 @@ def record(spec_xml: str | None = None, workers: int | None = None) -> dict:
 
 def cast_value_check() -> tuple[str, int, list[str]]:
     """Every legal CAST pair on the recorded-vector inputs: the live reference model
-    against `promote_cli.numerics.tosa_cast.cast_array` (NaN as NaN, NaN -> integer masked)."""
+    against `promote_cli.numerics.cast.cast_array` (NaN as NaN, NaN -> integer masked)."""
     import numpy as np
 
-    from promote_cli.numerics.tosa_cast import LEGAL, TOSA_TYPES, cast_array
+    from promote_cli.numerics.cast import cast_array
+    from promote_cli.numerics.legality import LEGAL, TOSA_TYPES
     from promote_cli.vocab.numpy_types import numpy_dtype
 
     bad, n = [], 0
@@ -721,8 +721,8 @@ def cast_value_check() -> tuple[str, int, list[str]]:
 
 def cast_support_check(workers: int | None = None) -> tuple[str, int, list[str]]:
     """Every ordered pair of TOSA types: the reference model accepts a CAST graph exactly
-    when `promote_cli.numerics.tosa_cast.LEGAL` has the pair."""
-    from promote_cli.numerics.tosa_cast import LEGAL, TOSA_TYPES
+    when `promote_cli.numerics.legality.LEGAL` has the pair."""
+    from promote_cli.numerics.legality import LEGAL, TOSA_TYPES
 
     pairs = [(s, d) for s in TOSA_TYPES for d in TOSA_TYPES]
     outcomes = run_graphs([("cast", s, d) for s, d in pairs], workers)

@@ -1,5 +1,11 @@
 """The dtype vocabulary: canonical names, what each type is, and every framework's aliases.
 
+The facts live in `dtypes.toml` beside this module, one table per type: its traits
+(kind, width, exponent and mantissa bits, bias, how infinities and NaN are encoded,
+sign) and each framework's spellings. Everything else (ranges, smallest normal and
+subnormal values, whether there are infinities or NaN) is derived here from those
+traits, so adding a type is a data change only.
+
 Names count bits (`i8` is int8, `c64` is complex64), as the CLI contract fixes them.
 Lookups are case-insensitive and forgive framework prefixes (`torch.float16`,
 `paddle.int8`, `ACL_FLOAT16`, `DT_HALF`). This module imports nothing heavy.
@@ -7,21 +13,36 @@ Lookups are case-insensitive and forgive framework prefixes (`torch.float16`,
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
 
 from promote_cli.errors import UsageError
 
 KINDS = ("bool", "signed", "unsigned", "float", "complex")
+#: how a float format encodes infinities and NaN (see dtypes.toml)
+SPECIALS = ("ieee", "fn", "fnuz", "e8m0", "none")
+
+#: the data file; PROMOTE_DTYPES_FILE names another one (tests add types through it)
+DATA = Path(os.environ.get("PROMOTE_DTYPES_FILE") or Path(__file__).with_name("dtypes.toml"))
 
 
 @dataclass(frozen=True)
 class DType:
     """One element type.
 
-    `bits` is the storage width (bool counts 8, as every framework stores it).
-    For floats `exp_bits`/`man_bits` are the exponent and explicit mantissa bits;
+    `bits` is the width of one value (bool counts 8, as every framework stores it).
+    For floats `exp_bits`/`man_bits` are the exponent and explicit mantissa bits, `bias`
+    the exponent bias and `specials` how infinities and NaN are encoded (`SPECIALS`);
     for integers `exp_bits` is 0 and `man_bits` the value bits (7 for i8, 8 for u8).
-    `max`/`min` are the largest and lowest finite values.
+    `max`/`min` are the largest and lowest finite values. `signed` says whether the type
+    has negative values. `numpy` names the numpy or ml_dtypes type that holds the values
+    ("int8", "ml_dtypes.bfloat16"), None when there is none.
     """
 
     name: str
@@ -34,6 +55,10 @@ class DType:
     has_inf: bool
     has_nan: bool
     doc: str
+    bias: int = 0
+    specials: str = "none"
+    signed: bool = True
+    numpy: str | None = None
 
     def __repr__(self) -> str:
         return self.name
@@ -46,91 +71,131 @@ class DType:
         """0 bool, 1 integer, 2 float, 3 complex."""
         return _PRIORITY[self.kind]
 
+    @property
+    def is_integer(self) -> bool:
+        return self.kind in ("signed", "unsigned")
+
+    @property
+    def is_binary_float(self) -> bool:
+        """A float with exponent bits (not a table of values like nf4)."""
+        return self.kind == "float" and self.exp_bits > 0
+
+    @property
+    def emin(self) -> int:
+        """The exponent of the smallest normal value (binary floats)."""
+        return -self.bias if self.specials == "e8m0" else 1 - self.bias
+
+    @property
+    def smallest_normal(self) -> float:
+        return 2.0 ** self.emin
+
+    @property
+    def smallest_subnormal(self) -> float:
+        """The smallest positive value (the smallest normal one when there are no subnormals)."""
+        return 2.0 ** (self.emin - self.man_bits)
+
 
 _PRIORITY = {"bool": 0, "signed": 1, "unsigned": 1, "float": 2, "complex": 3}
 
 
-def _int(name: str, bits: int, signed: bool) -> DType:
+def _float_max(exp_bits: int, man_bits: int, bias: int, specials: str) -> float:
+    """The largest finite value of a binary float format."""
+    top_exp = (1 << exp_bits) - 1                  # the all-ones exponent field
+    top_man = (1 << man_bits) - 1
+    if specials == "ieee":                         # all-ones exponent: inf and NaN
+        top_exp -= 1
+    elif specials in ("fn", "e8m0"):               # all-ones pattern: NaN
+        if man_bits == 0:
+            top_exp -= 1
+        else:
+            top_man -= 1
+    return (1 + top_man / 2.0 ** man_bits) * 2.0 ** (top_exp - bias)
+
+
+def _build(name: str, t: dict, done: dict[str, DType]) -> DType:
+    def need(key):
+        if key not in t:
+            raise ValueError(f"dtype {name}: missing {key!r}")
+        return t[key]
+
+    kind, bits, doc = need("kind"), need("bits"), need("doc")
+    if kind not in KINDS:
+        raise ValueError(f"dtype {name}: kind {kind!r} is not one of {', '.join(KINDS)}")
+    numpy = t.get("numpy")
+    if kind == "bool":
+        return DType(name, kind, bits, 0, 1, 1, 0, False, False, doc, signed=False, numpy=numpy)
+    if kind in ("signed", "unsigned"):
+        if kind == "signed":
+            return DType(name, kind, bits, 0, bits - 1, 2 ** (bits - 1) - 1, -(2 ** (bits - 1)), False, False, doc,
+                         numpy=numpy)
+        return DType(name, kind, bits, 0, bits, 2 ** bits - 1, 0, False, False, doc, signed=False, numpy=numpy)
+    if kind == "complex":
+        part = done.get(need("part"))
+        if part is None or part.kind != "float":
+            raise ValueError(f"dtype {name}: part {t['part']!r} is not a float type listed before it")
+        return DType(name, kind, bits, part.exp_bits, part.man_bits, part.max, part.min, True, True, doc,
+                     bias=part.bias, specials=part.specials, numpy=numpy)
+    specials = t.get("specials", "ieee")
+    if specials not in SPECIALS:
+        raise ValueError(f"dtype {name}: specials {specials!r} is not one of {', '.join(SPECIALS)}")
+    signed = t.get("signed", True)
+    exp_bits, man_bits = t.get("exp_bits", 0), t.get("man_bits", 0)
+    has_inf, has_nan = specials == "ieee", specials not in ("none",)
+    if exp_bits == 0:                              # a table of values: its range is stated
+        fmax, fmin = float(need("max")), float(need("min"))
+        return DType(name, kind, bits, 0, man_bits, fmax, fmin, has_inf, has_nan, doc, specials=specials,
+                     signed=signed, numpy=numpy)
+    if "max" in t or "min" in t:
+        raise ValueError(f"dtype {name}: max/min are derived from the exponent and mantissa bits")
+    if bits != exp_bits + man_bits + (1 if signed else 0):
+        raise ValueError(f"dtype {name}: {bits} bits do not hold a sign, {exp_bits} exponent and "
+                         f"{man_bits} mantissa bits")
+    bias = need("bias")
+    fmax = _float_max(exp_bits, man_bits, bias, specials)
     if signed:
-        lo, hi = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
-        return DType(name, "signed", bits, 0, bits - 1, hi, lo, False, False, f"{bits}-bit signed integer")
-    return DType(name, "unsigned", bits, 0, bits, 2**bits - 1, 0, False, False, f"{bits}-bit unsigned integer")
+        fmin = -fmax
+    elif specials == "e8m0":                       # no zero: the lowest value is the smallest
+        fmin = 2.0 ** (-bias)
+    else:
+        fmin = 0.0
+    return DType(name, kind, bits, exp_bits, man_bits, fmax, fmin, has_inf, has_nan, doc, bias=bias,
+                 specials=specials, signed=signed, numpy=numpy)
 
 
-def _float(name, bits, exp, man, fmax, inf, nan, doc, fmin=None) -> DType:
-    return DType(name, "float", bits, exp, man, fmax, -fmax if fmin is None else fmin, inf, nan, doc)
+def load(path: Path = DATA) -> tuple[dict[str, DType], dict[str, dict[str, list[str]]]]:
+    """The types of a vocabulary file, in file order, and each one's spellings by framework."""
+    with open(path, "rb") as handle:
+        raw = tomllib.load(handle)
+    types: dict[str, DType] = {}
+    spellings: dict[str, dict[str, list[str]]] = {}
+    for name, table in raw.items():
+        table = dict(table)
+        spellings[name] = table.pop("spellings", {})
+        types[name] = _build(name, table, types)
+    return types, spellings
 
-
-def _complex(name, bits, part: DType) -> DType:
-    return DType(name, "complex", bits, part.exp_bits, part.man_bits, part.max, part.min, True, True,
-                 f"complex of two {part.name}")
-
-
-_F16 = _float("f16", 16, 5, 10, 65504.0, True, True, "IEEE 754 half precision")
-_F32 = _float("f32", 32, 8, 23, 3.4028234663852886e38, True, True, "IEEE 754 single precision")
-_F64 = _float("f64", 64, 11, 52, 1.7976931348623157e308, True, True, "IEEE 754 double precision")
 
 # In the contract's order: bool, signed, unsigned, float, complex.
-DTYPES: dict[str, DType] = {d.name: d for d in (
-    DType("bool", "bool", 8, 0, 1, 1, 0, False, False, "boolean"),
-    _int("i4", 4, True), _int("i8", 8, True), _int("i16", 16, True), _int("i32", 32, True), _int("i64", 64, True),
-    _int("u1", 1, False), _int("u4", 4, False), _int("u8", 8, False), _int("u16", 16, False),
-    _int("u32", 32, False), _int("u64", 64, False),
-    _float("f4e2m1", 4, 2, 1, 6.0, False, False, "OCP MX FP4 E2M1 (no inf, no NaN)"),
-    _float("f8e4m3", 8, 4, 3, 448.0, False, True, "OCP FP8 E4M3FN (no inf; NaN)"),
-    _float("f8e5m2", 8, 5, 2, 57344.0, True, True, "OCP FP8 E5M2"),
-    _float("f8e8m0", 8, 8, 0, 2.0**127, False, True, "OCP MX scale E8M0 (powers of two, unsigned)", fmin=2.0**-127),
-    _float("nf4", 4, 0, 0, 1.0, False, False, "4-bit NormalFloat (16 quantiles of N(0,1) in [-1, 1])"),
-    _float("bf16", 16, 8, 7, 3.3895313892515355e38, True, True, "bfloat16"),
-    _F16, _F32, _F64,
-    _complex("c32", 32, _F16), _complex("c64", 64, _F32), _complex("c128", 128, _F64),
-)}
-
-# Framework spellings. Keys are compared case-insensitively after prefix stripping.
-_ALIASES: dict[str, tuple[str, ...]] = {
-    "bool": ("bool_", "boolean", "pred", "i1", "b1", "b8", "bool8", "acl_bool", "dt_bool", "bool_t"),
-    "i4": ("int4", "s4", "acl_int4", "dt_int4", "int4_t"),
-    "i8": ("int8", "s8", "si8", "acl_int8", "dt_int8", "int8_t", "qint8"),
-    "i16": ("int16", "s16", "si16", "short", "acl_int16", "dt_int16", "int16_t"),
-    "i32": ("int32", "s32", "si32", "int", "intc", "acl_int32", "dt_int32", "int32_t"),
-    "i64": ("int64", "s64", "si64", "long", "int_", "intp", "acl_int64", "dt_int64", "int64_t"),
-    "u1": ("uint1", "bit", "acl_uint1", "dt_uint1"),
-    "u4": ("uint4", "ui4", "dt_uint4"),
-    "u8": ("uint8", "ui8", "ubyte", "acl_uint8", "dt_uint8", "uint8_t", "quint8"),
-    "u16": ("uint16", "ui16", "ushort", "acl_uint16", "dt_uint16", "uint16_t"),
-    "u32": ("uint32", "ui32", "uintc", "acl_uint32", "dt_uint32", "uint32_t"),
-    "u64": ("uint64", "ui64", "uintp", "ulong", "acl_uint64", "dt_uint64", "uint64_t"),
-    "f4e2m1": ("float4_e2m1fn", "float4_e2m1", "fp4e2m1", "f4e2m1fn", "acl_float4_e2m1", "dt_float4_e2m1",
-               "float4_e2m1fn_x2"),
-    "f8e4m3": ("float8_e4m3fn", "fp8e4m3", "f8e4m3fn", "float8_e4m3", "e4m3", "fp8_e4m3", "acl_float8_e4m3fn",
-               "dt_float8_e4m3fn", "fp8e4m3_t"),
-    "f8e5m2": ("float8_e5m2", "fp8e5m2", "e5m2", "fp8_e5m2", "acl_float8_e5m2", "dt_float8_e5m2", "fp8e5m2_t"),
-    "f8e8m0": ("float8_e8m0fnu", "float8_e8m0", "fp8e8m0", "f8e8m0fnu", "e8m0", "acl_float8_e8m0",
-               "dt_float8_e8m0"),
-    "nf4": ("normalfloat4",),
-    "bf16": ("bfloat16", "bf16_t", "acl_bf16", "dt_bf16", "dt_bfloat16", "bfloat"),
-    "f16": ("float16", "fp16", "half", "acl_float16", "dt_float16", "dt_half", "fp16_t"),
-    "f32": ("float32", "fp32", "float", "single", "acl_float", "dt_float", "fp32_t"),
-    "f64": ("float64", "fp64", "double", "acl_double", "dt_double", "fp64_t"),
-    "c32": ("complex32", "chalf", "acl_complex32", "dt_complex32"),
-    "c64": ("complex64", "cfloat", "csingle", "acl_complex64", "dt_complex64"),
-    "c128": ("complex128", "cdouble", "acl_complex128", "dt_complex128", "complex"),
-}
+DTYPES, SPELLINGS = load()
 
 # Module prefixes that frameworks put in front of a dtype name.
 _PREFIXES = ("torch.", "paddle.", "np.", "numpy.", "jnp.", "jax.numpy.", "tf.", "tensorflow.",
              "ml_dtypes.", "mx.", "ov.type.", "type.", "element.", "stablehlo.", "tosa.")
 
-_INDEX: dict[str, str] = {}
-for _name in DTYPES:
-    _INDEX[_name] = _name
-for _name, _spellings in _ALIASES.items():
-    for _spelling in _spellings:
-        _INDEX[_spelling] = _name
-# OpenVINO precision names as the IR writes them: FP16, I16, U8, BOOL ...
-for _name in DTYPES:
-    if _name[0] == "f" and _name[1:].isdigit():
-        _INDEX.setdefault("fp" + _name[1:], _name)
+
+def _index() -> dict[str, str]:
+    index = {name: name for name in DTYPES}
+    for name, by_framework in SPELLINGS.items():
+        for framework, names in by_framework.items():
+            for spelling in names:
+                key = spelling.lower()
+                if index.setdefault(key, name) != name:
+                    raise ValueError(f"dtype spelling {spelling!r} ({framework}) means both "
+                                     f"{index[key]} and {name}")
+    return index
+
+
+_INDEX: dict[str, str] = _index()
 
 
 def _normal(text: str) -> str:

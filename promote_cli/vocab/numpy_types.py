@@ -1,7 +1,8 @@
-"""Canonical dtype names <-> numpy dtype objects (ml_dtypes for the narrow floats).
+"""Canonical dtype names <-> numpy dtype objects (ml_dtypes for the narrow types).
 
-Only the cast command and the TOSA kernels import this module: it needs numpy and
-ml_dtypes, which the query path never loads.
+Which numpy or ml_dtypes type holds each canonical type is vocabulary data (the `numpy`
+trait in dtypes.toml); this module only resolves those names. Only the cast command and
+the TOSA kernels import it: it needs numpy and ml_dtypes, which the query path never loads.
 """
 
 from __future__ import annotations
@@ -10,31 +11,20 @@ import ml_dtypes
 import numpy as np
 
 from promote_cli.errors import UsageError
+from promote_cli.vocab.dtypes import DTYPES
+
+
+def _resolve(spec: str) -> np.dtype:
+    module, _, name = spec.rpartition(".")
+    if module == "ml_dtypes":
+        return np.dtype(getattr(ml_dtypes, name))
+    if module:
+        raise ValueError(f"numpy type {spec!r}: only numpy and ml_dtypes types are known")
+    return np.dtype(name)
+
 
 #: canonical name -> numpy dtype.  Every canonical name numpy or ml_dtypes can hold.
-_NUMPY: dict[str, np.dtype] = {
-    "bool": np.dtype(np.bool_),
-    "i4": np.dtype(ml_dtypes.int4),
-    "i8": np.dtype(np.int8),
-    "i16": np.dtype(np.int16),
-    "i32": np.dtype(np.int32),
-    "i64": np.dtype(np.int64),
-    "u4": np.dtype(ml_dtypes.uint4),
-    "u8": np.dtype(np.uint8),
-    "u16": np.dtype(np.uint16),
-    "u32": np.dtype(np.uint32),
-    "u64": np.dtype(np.uint64),
-    "f4e2m1": np.dtype(ml_dtypes.float4_e2m1fn),
-    "f8e4m3": np.dtype(ml_dtypes.float8_e4m3fn),
-    "f8e5m2": np.dtype(ml_dtypes.float8_e5m2),
-    "f8e8m0": np.dtype(ml_dtypes.float8_e8m0fnu),
-    "bf16": np.dtype(ml_dtypes.bfloat16),
-    "f16": np.dtype(np.float16),
-    "f32": np.dtype(np.float32),
-    "f64": np.dtype(np.float64),
-    "c64": np.dtype(np.complex64),
-    "c128": np.dtype(np.complex128),
-}
+_NUMPY: dict[str, np.dtype] = {name: _resolve(d.numpy) for name, d in DTYPES.items() if d.numpy}
 
 _CANONICAL: dict[np.dtype, str] = {dt: name for name, dt in _NUMPY.items()}
 

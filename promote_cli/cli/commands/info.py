@@ -61,7 +61,8 @@ def dtypes(framework, fmt):
             continue
         rows.append({"name": d.name, "kind": d.kind, "bits": d.bits, "exp_bits": d.exp_bits, "man_bits": d.man_bits,
                      "max": d.max, "min": d.min, "inf": d.has_inf, "nan": d.has_nan, "doc": d.doc,
-                     "aliases": vocabulary.aliases(d.name)})
+                     "aliases": vocabulary.aliases(d.name), "bias": d.bias, "specials": d.specials,
+                     "signed": d.signed, "numpy": d.numpy, "spellings": vocabulary.SPELLINGS.get(d.name, {})})
     if fmt == "json":
         click.echo(render.dumps(rows))
         return

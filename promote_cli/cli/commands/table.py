@@ -84,7 +84,7 @@ def _diff(pair, op, opts, type_list, fmt, exit_code, colored):
 
 
 def _cast_table(fmt, colored):
-    from promote_cli.numerics.tosa_cast import LEGAL
+    from promote_cli.numerics.legality import LEGAL
 
     pairs = sorted(LEGAL.items())
     if fmt == "json":

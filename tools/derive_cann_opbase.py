@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Record what aclnn's `op::PromoteType` computes, from the public hicann sources.
+"""Derive what aclnn's `op::PromoteType` computes from the public hicann sources (nothing is run).
 
 aclnn ops promote with `opcommon::PromoteType` (hicann/opbase,
 include/nnopbase/opdev/op_common/data_type_utils.h): it returns `type_a` when both
@@ -17,11 +17,13 @@ The headers are not part of the project: get them from the public repositories, 
     git --git-dir=OPBASE.git show HEAD:include/nnopbase/opdev/op_common/data_type_utils.h > /tmp/dtu.h
     git --git-dir=METADEF.git show HEAD:inc/external/graph/types.h > /tmp/types.h
     git --git-dir=METADEF.git show HEAD:inc/external/graph/c_types.h > /tmp/c_types.h
-    python tools/record_cann_opbase.py /tmp/dtu.h --enum /tmp/c_types.h --enum /tmp/types.h \\
-        --commit OPBASE_COMMIT --enum-commit METADEF_COMMIT --recording --write
+    python tools/derive_cann_opbase.py /tmp/dtu.h --enum /tmp/c_types.h --enum /tmp/types.h \\
+        --commit OPBASE_COMMIT --enum-commit METADEF_COMMIT --derived --write
 
-`--recording` writes tests/data/recordings/cann-opbase.json; `--write` rewrites the
+`--derived` writes tests/data/derived/cann-opbase.json, the answers derived from the
+headers (labelled derived: no CANN installation answered them); `--write` rewrites the
 generated `[tables.main]` block of rules/cann@opbase.toml (`--check` only compares).
+The JSON file has the shape of a recording, so `promote verify --recording` reads it.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ PACKAGE = "hicann/opbase"
 HEADER = "include/nnopbase/opdev/op_common/data_type_utils.h"
 ENUM_PACKAGE = "hicann/metadef"
 ENUM_HEADER = "inc/external/graph/types.h (values from graph/c_types.h)"
-RECORDING = ROOT / "tests" / "data" / "recordings" / "cann-opbase.json"
+DERIVED = ROOT / "tests" / "data" / "derived" / "cann-opbase.json"
 RULES = ROOT / "rules" / "cann@opbase.toml"
 REFUSAL = "×"
 
@@ -258,11 +260,13 @@ class Opbase:
 
 # ------------------------------------------------------------------ outputs
 
-def recording(ob: Opbase, commit: str, enum_commit: str | None) -> str:
+def derived(ob: Opbase, commit: str, enum_commit: str | None) -> str:
+    """The derived answers as JSON, shaped as a recording (one case per line)."""
     head = {
-        "ruleset": "cann@opbase", "package": PACKAGE, "version": commit,
+        "ruleset": "cann@opbase", "derived": "from the C++ headers by evaluating PromoteType; no CANN was run",
+        "package": PACKAGE, "version": commit,
         "source": HEADER, "enum": f"{ENUM_PACKAGE} {ENUM_HEADER}" + (f" at {enum_commit}" if enum_commit else ""),
-        "probe": "tools/record_cann_opbase.py", "python": platform.python_version(),
+        "tool": "tools/derive_cann_opbase.py", "python": platform.python_version(),
     }
     lines = []
     for (a, b), r in ob.results().items():
@@ -302,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="a copy of graph/types.h or graph/c_types.h (repeat for both)")
     p.add_argument("--commit", required=True, help="the hicann/opbase commit the header comes from")
     p.add_argument("--enum-commit", help="the hicann/metadef commit the enum comes from")
-    p.add_argument("--recording", action="store_true", help=f"write {RECORDING.relative_to(ROOT)}")
+    p.add_argument("--derived", action="store_true", help=f"write {DERIVED.relative_to(ROOT)}")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--write", action="store_const", dest="mode", const="write",
                       help=f"rewrite the generated block of {RULES.relative_to(ROOT)}")
@@ -313,18 +317,18 @@ def main(argv: list[str] | None = None) -> int:
     try:
         ob = Opbase(args.header.read_text(encoding="utf-8"),
                     [f.read_text(encoding="utf-8") for f in args.enum])
-        if args.recording:
-            RECORDING.write_text(recording(ob, args.commit, args.enum_commit), encoding="utf-8")
-            print(f"{RECORDING}: written", file=sys.stderr)
+        if args.derived:
+            DERIVED.write_text(derived(ob, args.commit, args.enum_commit), encoding="utf-8")
+            print(f"{DERIVED}: written", file=sys.stderr)
         if args.mode == "summary":
             sys.stdout.write(summary(ob))
             return 0
-        if args.mode is None and args.recording:
+        if args.mode is None and args.derived:
             return 0
-        return write_or_check(RULES, toml_block(ob, args.commit), "tools/record_cann_opbase.py",
+        return write_or_check(RULES, toml_block(ob, args.commit), "tools/derive_cann_opbase.py",
                               args.mode or "print")
     except (SpecError, OSError) as exc:
-        print(f"record_cann_opbase: {exc}", file=sys.stderr)
+        print(f"derive_cann_opbase: {exc}", file=sys.stderr)
         return 2
 
 

@@ -1,0 +1,44 @@
+"""Blocks: the unit the kernels work on. `BLOCK` elements at a time, with `Scratch`
+buffers of that size reused from block to block, so the several numpy passes of a kernel
+stay in cache and allocate nothing; and the small helpers every kernel counts with."""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: elements per block: 64 Ki keeps a kernel's scratch buffers in L2
+BLOCK = 1 << 16
+
+
+class Scratch:
+    """Block-sized buffers, one per (name, dtype), reused from block to block."""
+
+    def __init__(self, n: int = BLOCK):
+        self.n = n
+        self.bufs: dict = {}
+
+    def __call__(self, name: str, dtype, m: int) -> np.ndarray:
+        key = (name, dtype)
+        b = self.bufs.get(key)
+        if b is None:
+            b = self.bufs[key] = np.empty(self.n, dtype)
+        return b[:m]
+
+    def const(self, value, dtype, m: int) -> np.ndarray:
+        """A block filled with `value`: numpy's minimum/maximum run several times
+        faster on two arrays than on an array and a scalar."""
+        key = ("const", value, dtype)
+        b = self.bufs.get(key)
+        if b is None:
+            b = self.bufs[key] = np.full(self.n, value, dtype)
+        return b[:m]
+
+
+def uint_view(a: np.ndarray) -> np.ndarray:
+    if a.dtype == np.bool_:
+        return a.view(np.uint8)
+    return a.view(np.dtype(f"u{a.dtype.itemsize}"))
+
+
+def count(mask: np.ndarray) -> int:
+    return int(np.count_nonzero(mask))

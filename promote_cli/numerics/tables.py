@@ -1,0 +1,190 @@
+"""Table-driven casts of 8- and 16-bit sources: the output for every bit pattern (from
+`reference_cast`) and the cheapest way to count a block's statistics from the patterns."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+from promote_cli.numerics.blocks import Scratch
+from promote_cli.numerics.blocks import count as _count
+from promote_cli.numerics.blocks import uint_view as _uint_view
+from promote_cli.numerics.reference import classify, reference_cast
+from promote_cli.numerics.stats import CATEGORIES, EXACT, ROUNDED, SLOTS, SUBNORMAL_OUT, UNPREDICTABLE
+from promote_cli.vocab.dtypes import DTYPES
+from promote_cli.vocab.numpy_types import numpy_dtype
+
+_LITTLE = np.dtype(np.uint32).byteorder == "=" and np.little_endian
+
+
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """Inclusive index ranges [lo, hi] where `mask` is True."""
+    m = np.concatenate(([0], mask.astype(np.int8), [0]))
+    d = np.diff(m)
+    return list(zip(np.flatnonzero(d == 1).tolist(), (np.flatnonzero(d == -1) - 1).tolist()))
+
+
+def _count_ranges(u: np.ndarray, ranges, top: int, sc: Scratch) -> int:
+    """How many elements of the unsigned array `u` fall in the union of `ranges`."""
+    total = 0
+    m = u.size
+    t = u.dtype.type
+    bm = sc("rbool", np.bool_, m)
+    for lo, hi in ranges:
+        if lo == 0 and hi == top:
+            total += m
+        elif lo == hi:
+            total += _count(np.equal(u, t(lo), out=bm))
+        elif lo == 0:
+            total += _count(np.less_equal(u, t(hi), out=bm))
+        elif hi == top:
+            total += _count(np.greater_equal(u, t(lo), out=bm))
+        else:
+            d = sc("rdiff", u.dtype, m)
+            np.subtract(u, t(lo), out=d)
+            total += _count(np.less_equal(d, t(hi - lo), out=bm))
+    return total
+
+
+# relative costs per element, in units of one compare-and-count pass
+_COST_RANGE, _COST_GATHER, _COST_BINCOUNT = 1.0, 4.0, 10.0
+
+
+class Table:
+    """Everything table-driven about an 8- or 16-bit source type: the output for every
+    bit pattern and how to count the statistics of a block cheaply.
+
+    Statistics plans, chosen once per pair by estimated cost:
+    * "ranges": every counter is a union of few ranges of source patterns (of their
+      magnitude bits when the table is sign-symmetric): compare and count;
+    * "gather": exact = a gather from a per-pattern table of exactness flags (with the
+      native-width indices the cast gathers with anyway), counted; the other counters
+      by ranges, rounded = the rest;
+    * "bincount": a histogram of the patterns, folded through the per-pattern
+      indicators once at the end.
+    """
+
+    def __init__(self, src: str, dst: str, saturate: bool):
+        sdt = numpy_dtype(src)
+        n = 1 << (8 * sdt.itemsize)
+        upat = np.arange(n, dtype=np.dtype(f"u{sdt.itemsize}"))
+        patterns = upat.view(sdt)
+        if src == "bool":
+            patterns = np.array([False, True])
+            upat = patterns.view(np.uint8)
+            n = 2
+        y = reference_cast(patterns, src, dst, saturate)
+        self.table = np.ascontiguousarray(y)
+        self.table_bits = _uint_view(self.table)
+        codes, subnormal, unpredictable = classify(patterns, y, src, dst, saturate)
+        self.size = n
+        self.in_uint = upat.dtype
+        ind = np.zeros((n, SLOTS), np.int64)
+        ind[np.arange(n), codes] = 1
+        ind[:, SUBNORMAL_OUT] = subnormal
+        ind[:, UNPREDICTABLE] = unpredictable
+        self.indicators = ind
+        self.pairs = None
+        osize = self.table.dtype.itemsize
+        if sdt.itemsize == 1 and src != "bool" and osize <= 4:
+            # two elements per gather: a table over every pair of input bytes
+            wide = np.dtype(f"u{2 * osize}")
+            tb = self.table_bits.astype(wide)
+            first, second = np.meshgrid(np.arange(256), np.arange(256), indexing="xy")
+            if _LITTLE:   # element 0 is the low byte of the u16 index
+                self.pairs = tb[first.ravel()] | (tb[second.ravel()] << wide.type(8 * osize))
+            else:
+                self.pairs = (tb[second.ravel()] << wide.type(8 * osize)) | tb[first.ravel()]
+            self.pair_view = wide
+        self._plan(src, osize)
+
+    def _plan(self, src: str, osize: int) -> None:
+        ind = self.indicators.astype(bool)
+        n = self.size
+        space, top, self.sym = n, n - 1, None
+        if DTYPES[src].kind == "float" and n > 2:
+            half = n // 2
+            if (ind[:half] == ind[half:]).all():
+                space, top, self.sym = half, half - 1, half - 1
+        self.top = top
+        runs = [_runs(ind[:space, k]) for k in range(SLOTS)]
+        self.runs = runs
+        cats = range(CATEGORIES)
+        resid = max(cats, key=lambda k: len(runs[k]))
+        c_ranges = sum(len(runs[k]) for k in range(SLOTS) if k != resid) * _COST_RANGE
+        others = [k for k in range(SLOTS) if k not in (EXACT, ROUNDED)]
+        c_gather = _COST_GATHER + sum(len(runs[k]) for k in others) * _COST_RANGE
+        best = min(c_ranges, c_gather, _COST_BINCOUNT)
+        if best == c_ranges:
+            self.plan, self.counted, self.resid = "ranges", [k for k in range(SLOTS) if k != resid], resid
+        elif best == c_gather:
+            self.plan, self.counted, self.resid = "gather", others, ROUNDED
+            self.exact_flags = np.ascontiguousarray(ind[:, EXACT])
+        else:
+            self.plan = "bincount"
+
+    # -- the cast
+    def __call__(self, x, out, acc, sc) -> None:
+        self.apply(_uint_view(x), _uint_view(out), acc, sc)
+
+    def apply(self, xu: np.ndarray, ou: np.ndarray, acc, sc) -> None:
+        """Cast unsigned source patterns `xu` into unsigned output patterns `ou`."""
+        m = xu.size
+        idx = None
+        if self.pairs is not None and m >= 2:
+            k = m & ~1
+            px = xu[:k].view(np.uint16)
+            pidx = sc("pidx", np.intp, k // 2)
+            np.copyto(pidx, px, casting="unsafe")
+            np.take(self.pairs, pidx, out=ou[:k].view(self.pair_view), mode="wrap")
+            if k < m:
+                ou[k:] = self.table_bits[xu[k:]]
+        else:
+            idx = sc("idx", np.intp, m)
+            np.copyto(idx, xu, casting="unsafe")
+            np.take(self.table_bits, idx, out=ou, mode="wrap")
+        if acc is not None:
+            self.count(xu, ou, acc, sc, idx)
+
+    # -- the statistics
+    def count(self, xu: np.ndarray, ou: np.ndarray, acc, sc, idx=None) -> None:
+        m = xu.size
+        if m == 0:
+            return
+        if self.plan == "bincount":
+            if idx is None:
+                idx = sc("idx", np.intp, m)
+                np.copyto(idx, xu, casting="unsafe")
+            h = np.bincount(idx, minlength=self.size)
+            key = id(self)
+            if key in acc.hists:
+                acc.hists[key][1][:] += h
+            else:
+                acc.hists[key] = (self, h.astype(np.int64))
+            return
+        a = xu
+        if self.sym is not None:
+            a = sc("abs", xu.dtype, m)
+            np.bitwise_and(xu, xu.dtype.type(self.sym), out=a)
+        done = 0
+        for k in self.counted:
+            c = _count_ranges(a, self.runs[k], self.top, sc) if self.runs[k] else 0
+            acc.add(k, c)
+            if k < CATEGORIES:
+                done += c
+        if self.plan == "gather":
+            if idx is None:
+                idx = sc("idx", np.intp, m)
+                np.copyto(idx, xu, casting="unsafe")
+            fl = sc("flags", np.bool_, m)
+            np.take(self.exact_flags, idx, out=fl, mode="wrap")
+            ex = _count(fl)
+            acc.add(EXACT, ex)
+            done += ex
+        acc.add(self.resid, m - done)
+
+
+@functools.lru_cache(maxsize=None)
+def table(src: str, dst: str, saturate: bool) -> Table:
+    return Table(src, dst, saturate)

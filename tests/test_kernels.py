@@ -1,0 +1,155 @@
+"""Every fast kernel is a verified acceleration of the reference: for every legal TOSA
+pair and every extended-mode pair (with and without saturate), `cast_array` gives
+`reference_cast`'s output bit for bit and the statistics of the reference
+classification, on every bit pattern of 8/16-bit sources and on crafted inputs (specials,
+boundaries of every output format, rounding ties, subnormals, seeded random values) of
+32/64-bit ones, at lengths that cross the block boundary and at odd lengths."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from promote_cli.numerics import blocks, kernels
+from promote_cli.numerics.cast import cast_array
+from promote_cli.numerics.legality import EXTENDED_TYPES, LEGAL
+from promote_cli.numerics.reference import classify, reference_cast
+from promote_cli.numerics.stats import stats_of_classes
+from promote_cli.probes import tosa as probe
+from promote_cli.vocab.dtypes import DTYPES
+from promote_cli.vocab.numpy_types import numpy_dtype
+
+#: long enough to need two blocks, and odd
+LENGTH = blocks.BLOCK + 4097
+
+TRIPLES = sorted({(s, d, False, "tosa") for s, d in LEGAL}
+                 | {(s, d, sat, "extended") for s in EXTENDED_TYPES for d in EXTENDED_TYPES for sat in (False, True)})
+
+
+def _f64_inputs(rng) -> np.ndarray:
+    """float64 bit patterns: the f32 probe inputs widened, ties at f32 precision and
+    their neighbours in every binade f32 reaches (and beyond), random patterns."""
+    with np.errstate(invalid="ignore"):
+        f32 = probe.cast_inputs("f32").view(np.float32).astype(np.float64).view(np.uint64)
+    e = np.arange(1023 - 160, 1023 + 140, dtype=np.uint64)
+    frac = rng.integers(0, 1 << 23, e.size, dtype=np.uint64) << np.uint64(29)
+    tie = (e << np.uint64(52)) | frac | np.uint64(1 << 28)
+    ties = np.concatenate([tie, tie + np.uint64(1), tie - np.uint64(1)])
+    ties = np.concatenate([ties, ties | np.uint64(1 << 63)])
+    special = np.array([0x7FF0_0000_0000_0000, 0x7FF8_0000_0000_0001, 0xFFF0_0000_0000_0000, 1,
+                        0x7FEF_FFFF_FFFF_FFFF, 0x0010_0000_0000_0000], dtype=np.uint64)
+    return np.concatenate([f32, ties, special, rng.integers(0, np.iinfo(np.uint64).max, 4000, dtype=np.uint64)])
+
+
+@pytest.fixture(scope="module")
+def inputs():
+    return make_inputs()
+
+
+def make_inputs() -> dict:
+    """Source type -> values (as that type's numpy dtype), LENGTH long."""
+    rng = np.random.default_rng(2026)
+    made = {}
+    for src in EXTENDED_TYPES:
+        dt = numpy_dtype(src)
+        d = DTYPES[src]
+        if src == "bool":
+            base = np.array([False, True])
+        elif d.bits <= 16:
+            n = 1 << d.bits
+            bits = np.arange(n, dtype=np.uint64)
+            if d.is_integer and d.bits < 8:        # sub-byte: every value
+                base = (bits.astype(np.int64) - (n // 2 if d.kind == "signed" else 0)).astype(dt)
+            else:                                   # every bit pattern
+                base = bits.astype(f"u{dt.itemsize}").view(dt)
+        elif src in ("f32", "i32", "i64"):
+            base = probe.cast_inputs(src).view(dt)
+        elif src in ("u32", "u64"):
+            base = probe.cast_inputs("i" + src[1:]).view(dt)
+        elif src == "f64":
+            base = _f64_inputs(rng).view(dt)
+        else:  # pragma: no cover - a new extended type needs inputs here
+            raise AssertionError(f"no crafted inputs for {src}")
+        if base.size < LENGTH:
+            extra = rng.integers(0, base.size, LENGTH - base.size)
+            base = np.concatenate([base, base[extra]])
+        made[src] = np.ascontiguousarray(base)
+    return made
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    a = np.ascontiguousarray(a)
+    return a.view(np.uint8)
+
+
+def _check(x, src, dst, saturate, mode):
+    y, st = cast_array(x, dst, src=src, mode=mode, saturate=saturate)
+    want = reference_cast(x, src, dst, saturate)
+    assert y.dtype == want.dtype == numpy_dtype(dst)
+    same = _bits(y).reshape(x.size, -1) == _bits(want).reshape(x.size, -1)
+    bad = ~same.all(axis=1)
+    assert not bad.any(), (f"{kernels.kernel_name(src, dst, saturate)}: {int(bad.sum())} of {x.size} differ; "
+                           f"inputs {x[bad][:6]}, reference {want[bad][:6]}, kernel {y[bad][:6]}")
+    expected = stats_of_classes(*classify(x, want, src, dst, saturate))
+    assert st.as_dict() == expected.as_dict(), kernels.kernel_name(src, dst, saturate)
+
+
+def _disagreements(x, src, dst, saturate, mode) -> list[str]:
+    try:
+        _check(x, src, dst, saturate, mode)
+    except AssertionError as exc:
+        return [f"{src}->{dst} saturate={saturate} {mode}, {x.size} elements: {exc}"]
+    return []
+
+
+@pytest.mark.parametrize("src", EXTENDED_TYPES)
+def test_kernels_equal_reference(inputs, src):
+    """Every triple from `src`; a triple that runs the reference path itself only checks
+    the block loop and the statistics glue, on a shorter (still odd) input."""
+    bad = []
+    for s, dst, saturate, mode in TRIPLES:
+        if s != src:
+            continue
+        x = inputs[src]
+        if kernels.kernel_name(src, dst, saturate) in ("reference", "sub_byte"):
+            x = x[:4097]
+        bad += _disagreements(x, src, dst, saturate, mode)
+        for n in (1, 3, 255):                   # odd lengths, one short block
+            bad += _disagreements(x[-n:], src, dst, saturate, mode)
+    assert not bad, "\n".join(bad)
+
+
+@pytest.mark.parametrize("src", ["f32", "i32"])
+def test_bf16_bit_kernel_equals_reference(inputs, monkeypatch, src):
+    """The bit kernel that replaces ml_dtypes' f32 -> bf16 when the start-up check finds
+    them different."""
+    monkeypatch.setattr(kernels, "_ml_dtypes_bf16_agrees", lambda: False)
+    x = inputs[src]
+    _check(x, src, "bf16", False, "tosa")
+    _check(x[-3:], src, "bf16", False, "tosa")
+
+
+def test_every_triple_has_a_named_kernel():
+    names = {kernels.kernel_name(s, d, sat) for s, d, sat, _ in TRIPLES}
+    assert {"table", "f32_to_bf16_kernel", "f32_to_f16_kernel", "f32_to_fp8", "sub_byte"} <= names
+    assert kernels.kernel_name("i64", "f16", False) == "reference"
+
+
+#: low 16 bits combined with every high half: zero, one, and both sides of the rounding
+#: points of f16 (13 dropped bits) and bf16 (16); the fp8 ones lie in the high half
+LOW_HALVES = (0, 1, 0x0FFF, 0x1000, 0x1001, 0x7FFF, 0x8000, 0x8001, 0xFFFF)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("src", ["f32", "i32"])
+def test_32_bit_kernels_on_every_high_half(src):
+    """Every 16-bit high half (for f32: sign, exponent and 7 mantissa bits) with each of
+    LOW_HALVES and a few random low halves: every kernel from a 32-bit source."""
+    high = np.arange(1 << 16, dtype=np.uint32) << np.uint32(16)
+    lows = np.array(LOW_HALVES + tuple(np.random.default_rng(5).integers(0, 1 << 16, 4)), np.uint32)
+    x = (high[:, None] | lows[None, :]).ravel().view(numpy_dtype(src))
+    bad = []
+    for s, dst, saturate, mode in TRIPLES:
+        if s == src:
+            bad += _disagreements(x, src, dst, saturate, mode)
+    assert not bad, "\n".join(bad)

@@ -1,0 +1,150 @@
+"""Generated hostile rule files: mutations of every shipped rule file, loaded and asked as the CLI would.
+
+Whatever the mutation, loading either succeeds or raises one `PromoteError` whose message is one
+line naming the file; a loaded file answers every query of its types with an answer, a refusal or
+a `PromoteError` (a rule defect), never another exception, and in bounded time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import json
+import random
+import signal
+import sys
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+import pytest
+
+from promote_cli.errors import PromoteError
+from promote_cli.oracle import registry
+from promote_cli.oracle.engine import answer
+
+RULES = sorted((Path(__file__).resolve().parent.parent / "rules").glob("*.toml"))
+CASES_PER_FILE = 150  # x every shipped file (8 now): over 1,000 mutated files per run
+
+# Values a careless or hostile author writes where another value belongs.
+HOSTILE_VALUES = [
+    "", "zz", "f64", "a +", "a+" * 400 + "a", "(" * 300, "'ab' * 100000000 * 20", " * ".join(["999999937"] * 300),
+    "{a:{b}}", "{a.__class__}", "{a[0]}", "{dtype!r:>99999}", "{nosuch}", "{", "}", "x" * 100_000, "\x00", "\udcff",
+    "nope", "os.system", "nosuch@1", "h", "weak:nosuch", "py:int", "0d:i8", "x", "REFUSE",
+    0, -1, 2**70, 3.5, True, False, [], [[[]]], {}, {"x": 1}, ["i8", "i8"], ["nosuch"], [1, 2], {"i8": ["i8"]},
+]
+SNIPPETS = ["[", "]", '"', "=", "\n", "{b}", " or ", " + ", "(", "result", "nosuch", "\udcff"]
+
+
+def toml_value(v) -> str:
+    """A minimal TOML writer: every table inline, which TOML allows anywhere."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    return "{" + ", ".join(f"{json.dumps(str(k))} = {toml_value(x)}" for k, x in v.items()) + "}"
+
+
+def toml_text(data: dict) -> str:
+    return "".join(f"{json.dumps(str(k))} = {toml_value(v)}\n" for k, v in data.items())
+
+
+def _paths(node, prefix=()):
+    yield prefix
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield from _paths(v, prefix + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from _paths(v, prefix + (i,))
+
+
+def mutate(data: dict, rng: random.Random) -> dict:
+    data = copy.deepcopy(data)
+    for _ in range(rng.randint(1, 3)):
+        path = rng.choice([p for p in _paths(data) if p])
+        parent = data
+        for step in path[:-1]:
+            parent = parent[step]
+        key, old = path[-1], parent[path[-1]]
+        move = rng.randrange(5)
+        if move == 0:
+            del parent[key]
+        elif move == 1 or not isinstance(old, str):
+            parent[key] = copy.deepcopy(rng.choice(HOSTILE_VALUES))
+        elif move == 2:
+            i = rng.randrange(len(old) + 1)
+            parent[key] = old[:i] + rng.choice(SNIPPETS) + old[i:]
+        elif move == 3 and isinstance(parent, dict):
+            parent[rng.choice(["if", "result", "refuse", "weak", "reason", "x", "extends", "probe"])] = old
+        else:
+            parent[key] = old * rng.randint(2, 50)
+    return data
+
+
+class _TooSlow(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float):
+    """Interrupt a case that runs too long (Python-level loops; a single huge C operation finishes first)."""
+    def stop(signum, frame):
+        raise _TooSlow(f"over {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def ask_everything(rs) -> None:
+    kinds = [d.name for d in rs.types][:6]
+    ops = list(dict.fromkeys(names[0] for names in (rs.ops or {"": ("add",)}).values()))
+    for op in ops:
+        for a in kinds:
+            for b in kinds:
+                try:
+                    answer(rs, a, b, op)
+                except PromoteError as exc:
+                    assert "\n" not in str(exc), str(exc)
+
+
+@pytest.mark.parametrize("path", RULES, ids=lambda p: p.stem)
+def test_mutated_rule_files_fail_cleanly(tmp_path, path, monkeypatch):
+    monkeypatch.setenv("PROMOTE_RULES_PATH", str(tmp_path))
+    data = tomllib.loads(path.read_text(encoding="utf-8"))
+    data.pop("extends", None)  # a base ruleset is not on this path
+    rng = random.Random(path.stem)
+    loaded, failures = 0, []
+    target = tmp_path / path.name
+    for n in range(CASES_PER_FILE):
+        text = toml_text(mutate(data, rng))
+        target.write_text(text, encoding="utf-8", errors="surrogateescape")
+        registry.clear_cache()
+        try:
+            with time_limit(3):
+                try:
+                    rs = registry.load_path(target)
+                except PromoteError as exc:
+                    assert "\n" not in str(exc), str(exc)
+                    continue
+                loaded += 1
+                ask_everything(rs)
+        except Exception as exc:  # anything but a PromoteError is a defect; keep the mutated file for the report
+            failures.append(f"mutation {n}: {type(exc).__name__}: {str(exc)[:200]}")
+            (tmp_path / f"failed-{n}.toml").write_text(text, errors="surrogateescape")
+    registry.clear_cache()
+    summary = f"{len(failures)} of {CASES_PER_FILE} mutations of {path.name} failed:\n"
+    assert not failures, summary + "\n".join(failures[:8])
+    assert 0 < loaded < CASES_PER_FILE, "the generator does not mutate: every file loaded, or none did"
