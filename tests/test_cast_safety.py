@@ -177,9 +177,14 @@ def test_force_keeps_the_replaced_files_mode(tmp_path, mode):
     out = tmp_path / "a.f16.npy"
     out.write_bytes(b"old")
     os.chmod(out, mode)
+    owner = (out.stat().st_uid, out.stat().st_gid)
+    if os.geteuid() == 0:  # root may keep another user's ownership too
+        os.chown(out, 4321, 4322)
+        owner = (4321, 4322)
     r = run(src, "--to", "f16", "--force")
     assert r.exit_code == 0, r.stderr
     assert stat.S_IMODE(out.stat().st_mode) == mode
+    assert (out.stat().st_uid, out.stat().st_gid) == owner
     assert np.load(out).dtype == np.float16
 
 
