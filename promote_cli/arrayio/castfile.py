@@ -215,8 +215,9 @@ def plan_casts(
         key = job.target_key
         if key[0] == "file" and key[1:] in read:
             src = read[key[1:]]
-            also = "" if src == job.input else f" {src}"
-            conflicts.append(f"{job.output}: refusing to overwrite the input file{also}")
+            named = "" if src == job.output else f" {src}"
+            by = "" if src == job.input else f" with the cast of {job.input}"
+            conflicts.append(f"{job.output}: refusing to overwrite the input file{named}{by}")
         elif key in written:
             other = written[key]
             conflicts.append(f"{job.output}: both {other.input} and {job.input} would be cast to this file")
