@@ -383,8 +383,12 @@ def test_an_existing_directory_output_does_not_suggest_force(tmp_path):
         assert "is a directory" in err and "--force" not in err
 
 
-def test_a_full_disk_names_the_output_never_the_input_or_a_temporary_file(tmp_path, monkeypatch):
+@pytest.mark.parametrize("chunk", [None, 4096])  # one chunk; many, written by a thread
+def test_a_full_disk_names_the_output_never_the_input_or_a_temporary_file(tmp_path, monkeypatch, chunk):
     from promote_cli.arrayio import atomic
+
+    if chunk:
+        monkeypatch.setattr(npyio, "DEFAULT_CHUNK_BYTES", chunk)
 
     src = f32(tmp_path / "a.npy", np.arange(100_000, dtype=np.float32))
     written = []
