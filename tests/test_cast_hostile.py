@@ -507,7 +507,7 @@ def test_interrupted_runs_leave_only_whole_outputs(work):
         time.sleep(rng.uniform(0, 0.3))
         sig = rng.choice([signal.SIGINT, signal.SIGTERM])
         proc.send_signal(sig)
-        out, err = proc.communicate(timeout=60)
+        _out, err = proc.communicate(timeout=60)
         where = f"seed {SEED + 4} run {i}: {err.decode()!r}"
         # 130: interrupted; 0: done before the signal; -sig: the signal hit the interpreter's
         # exit (Python has put the default handlers back by then), after all work was done

@@ -247,7 +247,7 @@ def test_impossible_headers_are_one_line_errors(tmp_path, name):
 
 
 def test_a_v3_header_is_read_without_numpys_private_modules(tmp_path):
-    text = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }\n".encode("utf-8")
+    text = b"{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }\n"
     p = raw_npy(tmp_path / "v3.npy", text, np.array([1.5, -2], np.float32).tobytes(), version=(3, 0))
     assert npyio.read_npy(p).tolist() == [1.5, -2.0]
     source = (SOURCE / "promote_cli" / "arrayio" / "npy.py").read_text()

@@ -341,7 +341,7 @@ def _cast_open(f, job, to, from_, mode, saturate, chunk_bytes, threads, progress
                 def finish() -> None:
                     nonlocal total, done
                     fut, buf, n = pending.popleft()
-                    y, st = fut.result() if threads > 1 else fut
+                    _y, st = fut.result() if threads > 1 else fut
                     if st is not None:
                         total = st if total is None else total + st
                     writer.put(buf)
@@ -410,15 +410,15 @@ class _Writer:
         self.fp = fp
         self.written = 0
         self.error: BaseException | None = None
-        self.free: "queue.Queue" = queue.Queue()
-        self.todo: "queue.Queue" = queue.Queue()
+        self.free: queue.Queue = queue.Queue()
+        self.todo: queue.Queue = queue.Queue()
         self.pool = [np.empty(max(elems, 1), dtype) for _ in range(pool)]
         for b in self.pool:
             self.free.put(b)
         self.stop = False
         self.thread = threading.Thread(target=self._run, name="promote-cast-writer", daemon=True)
 
-    def __enter__(self) -> "_Writer":
+    def __enter__(self) -> _Writer:
         self.thread.start()
         return self
 

@@ -74,7 +74,7 @@ class FileId:
     ctime_ns: int
 
     @classmethod
-    def of(cls, st: os.stat_result) -> "FileId":
+    def of(cls, st: os.stat_result) -> FileId:
         return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
     @property

@@ -290,7 +290,7 @@ class NpyInput:
             os.close(self.fd)
             self.fd = -1
 
-    def __enter__(self) -> "NpyInput":
+    def __enter__(self) -> NpyInput:
         return self
 
     def __exit__(self, *exc) -> None:
