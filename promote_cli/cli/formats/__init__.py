@@ -16,6 +16,8 @@ keeps the base method, which raises `UsageError`. The payloads:
     records(Records)            a listing: header, rows of strings, and the JSON records
     report(Report, limit)       `promote verify`: disagreements (at most `limit` in text) and verdicts
     validation([FileCheck])     `promote validate`: every problem of every file
+    cast_outcome(Outcome, hit)  one file of `promote cast`: its report (and the --fail-on conditions
+                                it triggered), or its error
 
 A new payload (a cast report, say) is one more method here, raising by default, and an
 implementation in each format module that has a shape for it; its command offers exactly
@@ -31,7 +33,7 @@ from __future__ import annotations
 import importlib
 from dataclasses import dataclass, field
 
-from promote_cli.errors import UsageError
+from promote_cli.errors import UsageError, one_line  # noqa: F401  (re-exported: formats and commands use it)
 
 NAMES = ("text", "json", "csv", "markdown", "rich")
 REFUSED_TEXT = "-"
@@ -82,6 +84,9 @@ class Format:
     def validation(self, checks) -> str:
         self._none("a validation")
 
+    def cast_outcome(self, outcome, failed_on: list[str]) -> str:
+        self._none("a cast report")
+
 
 def get(name: str, color: bool = False) -> Format:
     """The format called `name` (UsageError for an unknown one)."""
@@ -96,15 +101,6 @@ def emit(text: str) -> None:
     import click
 
     click.echo(text, nl=False, color=True)
-
-
-def one_line(text: str) -> str:
-    """A message made safe for one line of a terminal: line breaks and other control characters
-    (as in a path holding a newline) become their escapes."""
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() or ch == " " else ch.encode("unicode_escape").decode("ascii")
-                   for ch in text)
 
 
 def grid(header: list[str], rows: list[list[str]]) -> str:
