@@ -28,8 +28,9 @@ from promote_cli.vocab.operands import Operand
 from promote_cli.vocab.operands import parse as parse_operand
 
 __all__ = ["query", "query_n", "batch", "BatchLine", "table", "diff", "parse_side", "load", "frameworks",
-           "is_default", "dtypes", "aliases", "spellings", "verify", "validate", "cast_pairs", "cast_array",
-           "cast_file", "Answer", "DType", "DTYPES", "lookup", "Operand", "parse_operand", "PromoteError", "Refusal",
+           "framework_names", "shadowed", "is_default", "dtypes", "aliases", "spellings", "verify", "validate",
+           "cast_pairs", "cast_array", "cast_file", "plan_cast", "run_cast", "defer_signals", "interrupted_by",
+           "Answer", "DType", "DTYPES", "lookup", "Operand", "parse_operand", "PromoteError", "Refusal",
            "RuleDefect", "RuleFileError", "UsageError"]
 
 MAX_LINE_BYTES = 65536  # a batch line longer than this is an error line (a pair is a few dozen bytes)
@@ -211,14 +212,33 @@ def _is_pair(value) -> bool:
     return isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], dict)
 
 
-def frameworks(framework: str | None = None):
-    """Every ruleset this installation knows (by name, then version), or only those of one framework."""
+def frameworks(framework: str | None = None, errors: list | None = None):
+    """Every ruleset this installation knows (by name, then version), or only those of one framework.
+
+    With `errors` (a list), a rule file that does not load is appended there (its RuleFileError) and the
+    others are still listed; without it, the first one raises."""
     from promote_cli.oracle.registry import all_rulesets
 
     if framework is None:
-        return all_rulesets()
+        return all_rulesets(errors)
     name = load(framework).name  # an unknown name is a usage error with suggestions
-    return [rs for rs in all_rulesets() if rs.name == name]
+    return [rs for rs in all_rulesets(errors) if rs.name == name]
+
+
+def shadowed() -> dict[str, list[str]]:
+    """Rule files hidden by a file of the same name earlier on the rules path (a `PROMOTE_RULES_PATH` file named
+    like a shipped one): file stem -> the hidden files, in path order."""
+    from promote_cli.oracle.registry import shadowed as _shadowed
+
+    return {stem: [str(p) for p in paths] for stem, paths in _shadowed().items()}
+
+
+def framework_names() -> list[str]:
+    """Every `NAME` and `NAME@VERSION` this installation answers to, sorted (files read, none compiled:
+    cheap enough for shell completion)."""
+    from promote_cli.oracle import registry
+
+    return registry.labels()
 
 
 def is_default(ruleset) -> bool:
@@ -273,6 +293,49 @@ def validate(paths) -> list:
     if isinstance(paths, str):
         paths = [paths]
     return check_files(paths)
+
+
+def plan_cast(inputs, to: str, *, output=None, from_: str | None = None, force: bool = False):
+    """Everything a cast of `.npy` files will do, checked before anything is written: directories expanded
+    to their `*.npy` files, each output decided (`output`, for one input, or `IN.TO.npy`), no file both read
+    and written, no two casts writing one file, only regular files replaced (and only with `force`). A plan
+    (`.items`: a job, or the `Outcome` of an input refused while planning); UsageError for a run refused as a
+    whole. Nothing is written here."""
+    from promote_cli.arrayio import castfile
+
+    return castfile.plan(inputs, to, output=output, from_=from_, force=force)
+
+
+def run_cast(plan, *, to: str, from_: str | None = None, mode: str = "tosa", saturate: bool = False,
+             jobs: int | None = None, progress=None):
+    """Run a `plan_cast` plan: yields an `Outcome` per input, in input order (`.report`, a `CastReport`, or
+    `.error`). `jobs` files in parallel; `progress(bytes_done)` for a single large file. Each output appears
+    atomically when its cast is complete; an interruption leaves the finished ones (`plan.kept()`) and no
+    partial output."""
+    from promote_cli.arrayio import atomic, castfile
+
+    def outcomes():
+        yield from castfile.run_plan(plan, jobs=jobs, progress=progress, to=castfile.canonical_name(to),
+                                     from_=from_, mode=mode, saturate=saturate)
+        atomic.check_interrupted()  # a signal that arrived during the last file
+
+    return outcomes()
+
+
+def defer_signals() -> None:
+    """For a program that casts files: from now on SIGINT and SIGTERM raise `KeyboardInterrupt` or
+    `Terminated` only at safe points of a cast (between chunks, between files, before an output takes its
+    name), so that an interruption never leaves a partial output or a stuck thread."""
+    from promote_cli.arrayio.atomic import install_sigterm_handler
+
+    install_sigterm_handler()
+
+
+def interrupted_by() -> tuple[type[BaseException], ...]:
+    """The exceptions an interruption raises during a cast (after `defer_signals`)."""
+    from promote_cli.arrayio.atomic import Terminated
+
+    return (KeyboardInterrupt, Terminated)
 
 
 def __getattr__(name: str):

@@ -179,6 +179,20 @@ class CastPlan:
         return out
 
 
+def plan(inputs, to: str, *, output=None, from_: str | None = None, force: bool = False) -> CastPlan:
+    """The plan of a command-line cast: names checked, directories expanded, `output` for one input only,
+    then `plan_casts`; a pending interruption raises before anything is written."""
+    to = canonical_name(to)
+    if from_ is not None:
+        canonical_name(from_)
+    files = expand_inputs(inputs, to)
+    if output is not None and len(files) != 1:
+        raise UsageError("-o/--output needs exactly one input file")
+    planned = plan_casts(files, to, outputs=[output] if output is not None else None, force=force)
+    npyio.check_interrupted()
+    return planned
+
+
 def plan_casts(
     inputs: list[str | os.PathLike],
     to: str,

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 import click
 
 import promote_cli
 from promote_cli.cli import formats
 from promote_cli.cli.options import color_option, color_wanted, complete_framework
+from promote_cli.errors import EXIT_USAGE
 
 LISTING_FORMATS = ["text", "json", "csv", "markdown", "rich"]
 
@@ -24,15 +27,20 @@ def _value(value) -> str:
 @click.option("--verbose", "-v", is_flag=True, help="Also list each ruleset's options and notes (known deviations).")
 @color_option
 def frameworks(framework, fmt, verbose, color):
-    """The rulesets this installation knows (bare NAME means the one marked default)."""
-    rows = []
-    for rs in promote_cli.frameworks(framework):
+    """The rulesets this installation knows (bare NAME means the one marked default).
+
+    A rule file that does not load is reported on stderr (and the exit code is 2) while the others are
+    listed; a file on PROMOTE_RULES_PATH that hides another of the same name is said on stderr.
+    """
+    rows, errors = [], []
+    hidden = promote_cli.shadowed()
+    for rs in promote_cli.frameworks(framework, errors):
         rows.append({"name": rs.name, "version": rs.version, "default": promote_cli.is_default(rs),
                      "ruleset": rs.key, "follows": rs.follows, "types": [d.name for d in rs.types],
                      "options": {k: getattr(o.default, "name", o.default) for k, o in rs.options.items()},
                      "ops": list(rs.op_index) if rs.ops is not None else None, "probe": rs.probe,
                      "description": rs.description, "source": rs.source, "notes": list(rs.notes),
-                     "path": rs.path})
+                     "path": rs.path, "hides": hidden.get(Path(rs.path).stem, [])})
     header = ["ruleset", "default", "follows", "types", "description", "source"]
     records = [[r["ruleset"], "*" if r["default"] else "", r["follows"], str(len(r["types"])), r["description"],
                 r["source"]] for r in rows]
@@ -45,6 +53,13 @@ def frameworks(framework, fmt, verbose, color):
                 details += [f"  - {note}" for note in r["notes"]]
     out = formats.get(fmt, color=color_wanted(color))
     formats.emit(out.records(formats.Records("rulesets", header, records, rows, details)))
+    for r in rows:
+        for path in r["hides"]:
+            click.echo(f"promote: note: {formats.one_line(r['path'])} hides {formats.one_line(path)}", err=True)
+    for exc in errors:
+        click.echo(f"promote: {formats.one_line(str(exc))}", err=True)
+    if errors:
+        sys.exit(EXIT_USAGE)
 
 
 @click.command()

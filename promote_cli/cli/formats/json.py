@@ -47,5 +47,12 @@ class Json(Format):
         return dumps([{"file": c.file, "valid": c.valid, "name": c.name, "version": c.version,
                        "problems": [p.to_dict() for p in c.problems]} for c in checks]) + "\n"
 
+    def cast_outcome(self, outcome, failed_on: list[str]) -> str:
+        if outcome.error is not None:
+            return dumps({"input": outcome.input, "output": None, "error": outcome.error}) + "\n"
+        data = outcome.report.as_dict()
+        data["failed_on"] = failed_on
+        return dumps(data) + "\n"
+
 
 FORMAT = Json

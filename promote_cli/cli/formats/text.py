@@ -50,5 +50,24 @@ class Text(Format):
             out += [p.line() for p in check.problems] if check.problems else [f"{check.file}: ok"]
         return "".join(f"{one_line(line)}\n" for line in out)
 
+    def cast_outcome(self, outcome, failed_on: list[str]) -> str:
+        if outcome.error is not None:
+            return ""  # the error is the command's one line on stderr
+        r, s = outcome.report, outcome.report.stats
+        shape = "x".join(str(d) for d in r.shape) if r.shape else "scalar"
+        overflow = sum(s.get(k, 0) for k in ("overflow_inf", "overflow_nan", "saturated", "wrapped"))
+        line = (f"{one_line(r.input)} -> {one_line(r.output)}: {r.src} -> {r.dst} ({r.mode}), "
+                f"{r.elements} elements ({shape}): {s.get('exact', 0)} exact, {s.get('rounded', 0)} rounded, "
+                f"{overflow} overflowed ({s.get('overflow_inf', 0)} to inf, {s.get('overflow_nan', 0)} to NaN, "
+                f"{s.get('saturated', 0)} saturated, {s.get('wrapped', 0)} wrapped), "
+                f"{s.get('nan_in', 0)} NaN in, {s.get('subnormal_out', 0)} subnormal out, "
+                f"{s.get('unpredictable', 0)} unpredictable")
+        extra = [f"{k} {v}" for k, v in s.items() if k not in CAST_COUNTS]
+        return line + (" (" + ", ".join(extra) + ")" if extra else "") + "\n"
+
+
+#: the counters a cast report's text line names, in its order
+CAST_COUNTS = ("exact", "rounded", "overflow_inf", "overflow_nan", "saturated", "wrapped", "nan_in",
+               "subnormal_out", "unpredictable")
 
 FORMAT = Text
