@@ -313,3 +313,28 @@ def test_array_api_result_type_takes_the_python_scalars_last():
         for operands in (["py:int", "py:int", "i8"], ["py:float", "py:complex", "f32"], ["py:bool", "py:bool", "bool"]):
             assert answer_n(rs, operands, "result_type").result == recorded(f"array-api-{version}", operands)
             assert answer_n(rs, operands, "result_type").result is not None
+
+
+@pytest.mark.parametrize("doc", ["rules.md", "frameworks/numpy.md", "frameworks/jax.md", "frameworks/array-api.md"])
+def test_the_nary_python_examples_of_the_docs_run(doc, monkeypatch):
+    import doctest
+
+    from support import load_tool
+
+    root = Path(__file__).resolve().parent.parent
+    text = (root / "docs" / doc).read_text(encoding="utf-8")
+    section = text[text.index("## N operands"):]
+    section = section[:section.find("\n## ", 1)] if "\n## " in section[1:] else section
+    blocks = [lines for _, lines in load_tool("doc_examples").fenced_blocks(section, "python")
+              if any(">>>" in line for line in lines)]
+    assert blocks, f"docs/{doc}: no Python example in its N operands section"
+    monkeypatch.chdir(root)
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+    for block in blocks:
+        runner.run(doctest.DocTestParser().get_doctest("\n".join(block), {}, doc, f"docs/{doc}", 0))
+    assert runner.failures == 0 and runner.tries >= 2
+
+
+def test_a_clause_op_that_is_not_a_name_is_a_load_error():
+    with pytest.raises(RuleFileError, match=r"rules\[0\] \(r\)\.ops: expected op group names, got dict"):
+        rules('[ops.add]\nnames = ["add"]\n[[rules]]\nname = "r"\nops = [{}]\nresult = "a"\n')

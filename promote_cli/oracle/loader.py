@@ -759,6 +759,8 @@ def _clause(check: _Checker, rs: Ruleset, scope: _Scope, phase: str, index: int,
             check.fail(f"{key}.ops", "the file declares no [ops] groups")
         groups: list[str] = []
         for op in ops:
+            if not isinstance(op, str):
+                check.fail(f"{key}.ops", f"expected op group names, got {type(op).__name__}")
             if op in rs.op_lists:
                 groups.extend(rs.op_lists[op])
             elif op in rs.ops:
