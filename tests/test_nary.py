@@ -338,3 +338,9 @@ def test_the_nary_python_examples_of_the_docs_run(doc, monkeypatch):
 def test_a_clause_op_that_is_not_a_name_is_a_load_error():
     with pytest.raises(RuleFileError, match=r"rules\[0\] \(r\)\.ops: expected op group names, got dict"):
         rules('[ops.add]\nnames = ["add"]\n[[rules]]\nname = "r"\nops = [{}]\nresult = "a"\n')
+
+
+def test_a_single_operand_of_a_join_is_its_bound_with_itself_then_the_after_clauses():
+    join = rules(LATTICE + '[nary]\nmethod = "join"\n')
+    assert results(join, [["py:int"], ["weak:i32"], ["u8"], ["py:float"]], "result_type") == ["i32", "i32", "u8", "f32"]
+    assert answer_n(join, ["py:int"], "add").result == "weak:i32"

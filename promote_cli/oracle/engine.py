@@ -561,8 +561,6 @@ def _join(rs: Ruleset, group: str, op: str, normal: list[Operand], values: dict)
     """`join`: one bound of all operands (a lattice's, or the `[[rules]]` clauses' applied pairwise,
     intermediate results keeping their form), then the `[[after]]` clauses once, seeing the end
     result as `result` and the first and last operands as `a` and `b`."""
-    if len(normal) == 1 and normal[0].dtype is None and rs.nary.lattice is None:
-        raise UsageError(f"{normal[0]} alone has no dtype in {rs.name}")
     if rs.nary.lattice is not None:
         found = _lattice_bound(rs, normal, values)
         if found[0] is None:
@@ -571,7 +569,7 @@ def _join(rs: Ruleset, group: str, op: str, normal: list[Operand], values: dict)
     else:
         memo = rs.state.setdefault("memo", {})
         acc, rules = normal[0], []
-        for x in normal[1:]:
+        for x in normal[1:] or normal:  # one operand: its bound with itself
             key = (op, str(acc), str(x), tuple(values.items()), "rules only")
             hit = memo.get(key)
             if hit is None:
@@ -581,7 +579,7 @@ def _join(rs: Ruleset, group: str, op: str, normal: list[Operand], values: dict)
                 return None, step_rule, f"{acc} {op} {x}: {step_reason}", f"{acc} {op} {x}: {refusal}"
             rules.append(step_rule)
             acc = _as_next(rs, result)
-        rule = "; ".join(rules) or "one operand"
+        rule = "; ".join(rules)
         reason = f"the bound of {len(normal)} operands by the rules, weak ones kept weak"
     try:
         acc, rule, reason = _after(rs, _env(rs), _local(values, group, op), normal[0], normal[-1], acc, rule, reason)
