@@ -479,7 +479,8 @@ def answer_n(rs: Ruleset, operand_list, op: str = "add", options: dict | None = 
     one stays weak), then the `[[after]]` clauses once on the end result: on a `lattice`, one
     least upper bound of every operand's node; without one, the `[[rules]]` clauses pairwise.
     `sequence`: a common-type reduction in which the operand that `knows` the other answers
-    (see `_sequence`). `strong_first`: Python scalars and weak operands go last, first.
+    (see `_Sequence`). With `strong_first`, Python scalars and weak operands are first moved
+    after the others.
     Two operands give what `answer` gives. The answer's `operands` lists them all; `a` and
     `b` are the first two.
     """
