@@ -256,7 +256,11 @@ def test_strong_first_folds_the_arrays_then_the_python_scalars():
     ('method = "join"\norder = ["i8"]', "nary.order", "only the sequence method"),
     ('method = "fold"\nstrong_first = "yes"', "nary.strong_first", "true or false"),
     ('method = "join"\nmap = "m"', "nary.map", "only a join on a lattice"),
-    ('method = "reduce"', "nary.method", "fold, join, sequence"),
+    ('method = "reduce"', "nary.method", "fold, join, sequence, grouped"),
+    ('method = "grouped"', "nary.groups", ""),
+    ('method = "grouped"\ngroups = ["tensor", "py"]', "nary.groups", "tensor, 0d, weak"),
+    ('method = "grouped"\ngroups = ["tensor", "tensor"]', "nary.groups", "distinct"),
+    ('method = "fold"\ngroups = ["tensor"]', "nary.groups", "only the grouped method"),
 ])
 def test_broken_nary_sections(nary, where, message):
     with pytest.raises(RuleFileError) as err:
@@ -344,3 +348,48 @@ def test_a_single_operand_of_a_join_is_its_bound_with_itself_then_the_after_clau
     join = rules(LATTICE + '[nary]\nmethod = "join"\n')
     assert results(join, [["py:int"], ["weak:i32"], ["u8"], ["py:float"]], "result_type") == ["i32", "i32", "u8", "f32"]
     assert answer_n(join, ["py:int"], "add").result == "weak:i32"
+
+
+# ---- grouped: a fold per form, then the groups from the weakest up --------------------
+
+GROUPED = """
+[operands]
+rank0 = "distinct"
+weak = "distinct"
+[[rules]]
+name = "a 0-d operand of the same kind takes the other's type"
+symmetric = true
+if = "is_rank0(b) and not is_rank0(a) and kind(a) == kind(b)"
+result = "a"
+[[rules]]
+name = "the wider"
+result = "a if bits(a) >= bits(b) else b"
+"""
+
+
+def test_grouped_folds_each_form_then_combines_from_the_weakest_up():
+    fold = rules(GROUPED)
+    grouped = rules(GROUPED + '[nary]\nmethod = "grouped"\ngroups = ["tensor", "0d"]\n')
+    # a fold meets the two 0-d operands first (i64) and the tensor keeps nothing of its type
+    assert answer_n(fold, ["0d:i64", "0d:i8", "i16"]).result == "i64"
+    for operands in itertools.permutations(["0d:i64", "0d:i8", "i16"]):
+        ans = answer_n(grouped, list(operands))
+        assert ans.result == "i16", operands
+    assert answer_n(grouped, ["0d:i64", "0d:i8", "0d:i16"]).result == "i64"
+    assert answer_n(grouped, ["i8", "i32", "0d:i64"]).result == "i32"
+    assert answer_n(grouped, ["i8", "0d:f16", "f32"]).result == "f32"
+    assert answer_n(grouped, ["0d:i8"]).result == "i8"
+
+
+def test_grouped_refuses_an_operand_of_a_form_it_does_not_group():
+    from promote_cli.errors import UsageError
+
+    grouped = rules(GROUPED + '[nary]\nmethod = "grouped"\ngroups = ["tensor", "0d"]\n')
+    with pytest.raises(UsageError, match=r"answers N operands by their form \(tensor, 0d\), and weak:i8"):
+        answer_n(grouped, ["i8", "weak:i8", "i16"])
+
+
+def test_torch_combines_the_categories():
+    rs = registry.load("torch")
+    for operands in (["0d:u8", "0d:i8", "u8"], ["u8", "0d:f16", "0d:f64"], ["i32", "0d:c64", "f16"]):
+        assert answer_n(rs, operands, "result_type").result == recorded("torch-2.13", operands)

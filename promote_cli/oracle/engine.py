@@ -479,7 +479,8 @@ def answer_n(rs: Ruleset, operand_list, op: str = "add", options: dict | None = 
     one stays weak), then the `[[after]]` clauses once on the end result: on a `lattice`, one
     least upper bound of every operand's node; without one, the `[[rules]]` clauses pairwise.
     `sequence`: a common-type reduction in which the operand that `knows` the other answers
-    (see `_Sequence`). With `strong_first`, Python scalars and weak operands are first moved
+    (see `_Sequence`). `grouped`: a fold within each form's group, then the groups' results
+    combined from the weakest up (see `_grouped`). With `strong_first`, Python scalars and weak operands are first moved
     after the others.
     Two operands give what `answer` gives. The answer's `operands` lists them all; `a` and
     `b` are the first two.
@@ -523,6 +524,8 @@ def _decide_n(rs: Ruleset, group: str, op: str, normal: list[Operand], values: d
         return _sequence(rs, group, op, normal, values)
     if nary.method == "join":
         return _join(rs, group, op, normal, values)
+    if nary.method == "grouped":
+        return _grouped(rs, group, op, normal, values)
     if len(normal) == 1:
         if normal[0].dtype is None:
             raise UsageError(f"{normal[0]} alone has no dtype in {rs.name}")
@@ -611,6 +614,44 @@ def _lattice_bound(rs: Ruleset, normal: list[Operand], values: dict):
         return None, f"lattice {lat.name}", message, message
     result = _as_operand(lat.weak.get(least) or lat.nodes[least])
     return result, f"lattice {lat.name}", f"the least upper bound of {len(normal)} operands"
+
+
+def _grouped(rs: Ruleset, group: str, op: str, normal: list[Operand], values: dict):
+    """`grouped` (PyTorch's ResultTypeState, aten/src/ATen/native/TypeProperties.cpp): a left fold of
+    the pair answers within each group of operands of one form; then, from the weakest group up,
+    a group's result (in its form) with the combined result of the weaker ones (in the form of
+    the group just below it)."""
+    memo = rs.state.setdefault("memo", {})
+    forms = rs.nary.groups
+    stray = next((x for x in normal if x.form not in forms), None)
+    if stray is not None:
+        raise UsageError(f"{rs.name} answers N operands by their form ({', '.join(forms)}), and {stray} has none of them")
+
+    def pair(x: Operand, y: Operand):
+        key = (op, str(x), str(y), tuple(values.items()))
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = _decide(rs, group, op, x, y, values)
+        return hit
+
+    combined, rules, reasons = None, [], []
+    for form in reversed(forms):
+        members = [x for x in normal if x.form == form]
+        if not members:
+            continue
+        acc = members[0]
+        for x in [*members[1:], *([combined] if combined is not None else [])]:
+            result, rule, reason, refusal = pair(acc, x)
+            if result is None:
+                return None, rule, f"{acc} {op} {x}: {reason}", f"{acc} {op} {x}: {refusal}"
+            rules.append(rule)
+            reasons.append(f"{acc} {op} {x} -> {result}")
+            acc = result.with_form(form) if result.dtype is not None else result
+        combined = acc
+    result = _as_operand(combined.with_form(TENSOR)) if combined.form == RANK0 else combined
+    if len(normal) == 1 or not rules:
+        return result, "one operand" if len(normal) == 1 else "one form", "a group's operands, folded", None
+    return result, "; ".join(rules), "by form, weakest first: " + ", ".join(reasons), None
 
 
 _UNKNOWN = object()  # a common-type function that does not answer for the other operand

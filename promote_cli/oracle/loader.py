@@ -46,7 +46,9 @@ MERGED_KEYS = ("tables", "lattices", "options", "ops", "sets", "op_lists", "let"
 RESERVED = frozenset({"a", "b", "op", "result", "true", "false", "True", "False"})
 #: `kind:WORD` in a set: the file's types of these vocabulary kinds.
 KIND_WORDS = {**{k: (k,) for k in dtypes.KINDS}, "int": ("signed", "unsigned")}
-NARY_METHODS = ("fold", "join", "sequence")
+NARY_METHODS = ("fold", "join", "sequence", "grouped")
+#: the operand forms a `grouped` N-ary answer may group by (each has a dtype)
+GROUP_FORMS = ("tensor", "0d", "weak")
 FORM_POLICIES = {"rank0": ("distinct", "tensor"), "weak": ("distinct", "tensor", "refuse"),
                  "python": ("distinct", "refuse")}
 OPTION_TYPES = ("bool", "dtype", "choice", "int")
@@ -796,7 +798,8 @@ def _nary(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> NAry:
         return NAry()
     lattices, maps = rs.lattices, rs.maps
     raw = check.table_of(raw, "nary")
-    check.unknown_keys(raw, {"method", "lattice", "map", "strong_first", "order", "knows", "keeps", "doc"}, "nary")
+    check.unknown_keys(raw, {"method", "lattice", "map", "strong_first", "order", "knows", "keeps", "groups", "doc"},
+                       "nary")
     method = raw.get("method")
     if method not in NARY_METHODS:
         check.fail("nary.method", f"expected one of {', '.join(NARY_METHODS)}, got {method!r}")
@@ -814,11 +817,18 @@ def _nary(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> NAry:
         check.fail("nary.map", "only a join on a lattice reads a map")
     elif lattice is not None:
         check.fail("nary", "only the join method reads a lattice and a map")
+    groups = raw.get("groups")
+    if method == "grouped":
+        groups = tuple(check.list_of(groups, "nary.groups"))
+        if not groups or any(g not in GROUP_FORMS for g in groups) or len(set(groups)) != len(groups):
+            check.fail("nary.groups", f"expected distinct operand forms from {', '.join(GROUP_FORMS)}, got {list(groups)}")
+    elif groups is not None:
+        check.fail("nary.groups", "only the grouped method reads groups")
     if method != "sequence":
         for key in ("order", "knows", "keeps"):
             if key in raw:
                 check.fail(f"nary.{key}", "only the sequence method reads order, knows and keeps")
-        return NAry(method, lattice, mapping, strong_first)
+        return NAry(method, lattice, mapping, strong_first, groups=groups or ())
     order = tuple(check.list_of(raw.get("order", []), "nary.order"))
     for index, spelling in enumerate(order):
         if not isinstance(spelling, str) or check.operand(spelling, f"nary.order[{index}]") is None:

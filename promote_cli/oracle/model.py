@@ -80,8 +80,10 @@ class NAry:
     applied once to the end result; on a `lattice` (one least upper bound) or, without
     one, through the file's `[[rules]]`. `sequence`: a common-type reduction over all
     operands in which the operand that `knows` the other answers each pair (NumPy's
-    PromoteDTypeSequence). `strong_first`: Python scalars and weak operands move after
-    the others (order otherwise kept) before any method runs.
+    PromoteDTypeSequence). `grouped`: a left fold within each group of operands of one
+    form (`groups`, the strongest first), then the groups' results combined from the
+    weakest up. `strong_first`: Python scalars and weak operands move after the others
+    (order otherwise kept) before any method runs.
     """
 
     method: str = "fold"
@@ -91,6 +93,7 @@ class NAry:
     order: tuple[str, ...] = ()     # sequence: rank(x) is x's index here
     knows: Expr | None = None       # sequence: a's common-type function answers for b
     keeps: Expr | None = None       # sequence: ... and answers a itself
+    groups: tuple[str, ...] = ()    # grouped: operand forms, the strongest first
 
 
 @dataclass
