@@ -393,3 +393,20 @@ def test_torch_combines_the_categories():
     rs = registry.load("torch")
     for operands in (["0d:u8", "0d:i8", "u8"], ["u8", "0d:f16", "0d:f64"], ["i32", "0d:c64", "f16"]):
         assert answer_n(rs, operands, "result_type").result == recorded("torch-2.13", operands)
+
+
+@pytest.mark.parametrize("framework, recording, operands", [
+    ("numpy", "numpy-2.4", ["i8", "u8", "f16"]),
+    ("jax", "jax-0.10", ["bool", "weak:i32", "u8"]),
+    ("array-api@2024.12", "array-api-2024.12", ["py:int", "py:int", "i8"]),
+    ("torch", "torch-2.13", ["0d:i64", "0d:i8", "u8"]),
+])
+def test_promote_query_with_three_operands_gives_the_frameworks_answer(framework, recording, operands):
+    from click.testing import CliRunner
+
+    from promote_cli.cli import main
+
+    options = {"x64": False, "numpy_dtype_promotion": "standard"} if framework == "jax" else None
+    result = CliRunner().invoke(main, ["query", *operands, "--op", "result_type", "-f", framework])
+    assert result.exit_code == 0, result.output
+    assert result.output.strip() == recorded(recording, operands, options)
