@@ -140,7 +140,7 @@ def compare(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mism
 def compare_nary(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mismatch]]:
     """(cases checked, mismatches) of a recording's N-operand cases (its ``nary`` list:
     ``[op, [a, b, c, ...], null, options, result, error]``) against its ruleset's N-ary
-    answer (``[nary]``: a fold of pair answers or a join)."""
+    answer (as its ``[nary]`` method says: a fold, a join or a common-type sequence)."""
     rs = registry.load(ruleset or recording["ruleset"])
     mismatches = []
     cases = recording.get("nary", [])
