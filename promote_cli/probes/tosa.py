@@ -138,28 +138,23 @@ RESCALE_TOSA = {"i8": "INT8", "i16": "INT16", "i32": "INT32", "i48": "INT48"}
 
 def build_rescale_graph(x, in_t: str, out_t: str, multiplier, shift, input_zp: int = 0, output_zp: int = 0,
                         scale32: bool = True, rounding: str = "SINGLE_ROUND", per_channel: bool = False,
-                        input_unsigned: bool = False, output_unsigned: bool = False,
-                        graph_input: bool = False) -> bytes:
+                        input_unsigned: bool = False, output_unsigned: bool = False) -> bytes:
     """A serialized TOSA graph: CONST input (in_t) -> RESCALE -> output (out_t), the
     multiplier, shift and zero points CONST tensors too (PRO-INT requires constants; the
     reference model's Python runner takes no INT48 graph input, so the input is a CONST).
-    `graph_input=True` makes the input a graph input instead (fed `x`): the serializer
-    stores a rank-0 CONST as shape [1], so rank-0 inputs need it.
     `x` holds the input values in in_t's storage (int64 for i48; u8/u16 as their bits);
     zero points are logical values (128 for u8); `rounding` is the spec's enum name."""
     import numpy as np
     import tosa_serializer as ts
 
     mul_t, mul_np = (ts.DType.INT32, np.int32) if scale32 else (ts.DType.INT16, np.int16)
-    x = np.ascontiguousarray(x)
+    x = np.asarray(x)
+    x = x if x.flags.c_contiguous else x.copy()  # (np.ascontiguousarray makes rank 0 rank 1)
     in_np = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i48": np.int64}[in_t]
     xs = x.view(in_np) if x.dtype.itemsize == np.dtype(in_np).itemsize else x.astype(in_np)
     with tempfile.TemporaryDirectory() as d:
         ser = ts.TosaSerializer(d)
-        if graph_input:
-            ser.addInputTensor(ts.TosaSerializerTensor("input", list(x.shape), getattr(ts.DType, RESCALE_TOSA[in_t])))
-        else:
-            ser.addConst(list(x.shape), getattr(ts.DType, RESCALE_TOSA[in_t]), xs, name="input")
+        ser.addConst(list(x.shape), getattr(ts.DType, RESCALE_TOSA[in_t]), xs, name="input")
         m = np.asarray(multiplier, dtype=np.int64).reshape(-1)
         s = np.asarray(shift, dtype=np.int64).reshape(-1)
         ser.addConst([m.size], mul_t, m.astype(mul_np), name="multiplier")
@@ -561,9 +556,7 @@ def _run_job(job) -> tuple[bool, str | None]:
         form = dict(form)
         shape = form.pop("shape", SHAPE)
         x = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape) % 3
-        graph = build_rescale_graph(x, in_t, out_t, **form)
-        stored = {"i8": np.int8, "i16": np.int16, "i32": np.int32}.get(in_t)
-        inputs = [x.astype(stored)] if form.get("graph_input") else []
+        graph, inputs = build_rescale_graph(x, in_t, out_t, **form), []
     else:
         _, src, dst = job
         graph, inputs = build_cast_graph(src, dst, SHAPE), [binary_input(src)]

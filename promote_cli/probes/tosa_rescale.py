@@ -6,8 +6,7 @@ machinery of `promote_cli.probes.tosa` (`build_rescale_graph`, `run_rescale`, `r
 * ``support``: every in_t x out_t (i8 i16 i32 i48) x scale32 x rounding mode x
   input_unsigned x output_unsigned, with zero points 0 and with the zero points 1 and
   32768 where the zero point's type holds them, per-tensor and per-channel (rank 1) and
-  per-channel on a rank-0 input (a graph input: the serializer stores a rank-0 CONST as
-  shape [1]; none for i48, which the Python runner cannot feed): whether the model accepts the graph, and its message when
+  rank-0 inputs with and without per_channel: whether the model accepts the graph, and its message when
   it does not (each graph run in a child process).
 * ``cases``: legal RESCALEs of every input/output type (u8 and u16 included), rounding
   mode and scale width, per-tensor and per-channel, nonzero zero points, shifts from 2 to
@@ -61,10 +60,8 @@ def support_jobs() -> list[dict]:
                             zps += [(z, 0) for z in (1, 32768) if _fits(in_t, iu, z)]
                             zps += [(0, z) for z in (1, 32768) if out_t != "i48" and _fits(out_t, ou, z)]
                             for izp, ozp in zps:
-                                for per_channel, rank in ((False, 1), (True, 1), (True, 0)):
+                                for per_channel, rank in ((False, 1), (True, 1), (False, 0), (True, 0)):
                                     if (per_channel or rank == 0) and (izp or ozp):
-                                        continue
-                                    if rank == 0 and in_t == "i48":  # no INT48 graph inputs
                                         continue
                                     forms.append(dict(in_t=in_t, out_t=out_t, scale32=scale32, rounding=rounding,
                                                       per_channel=per_channel, input_unsigned=iu,
@@ -80,7 +77,7 @@ def _job(f: dict):
             {"shape": shape, "multiplier": [one] * nc, "shift": [base] * nc, "input_zp": f["input_zp"],
              "output_zp": f["output_zp"], "scale32": f["scale32"], "rounding": ROUNDING[f["rounding"]],
              "per_channel": f["per_channel"], "input_unsigned": f["input_unsigned"],
-             "output_unsigned": f["output_unsigned"], "graph_input": f["rank"] == 0})
+             "output_unsigned": f["output_unsigned"]})
 
 
 def config_of(f: dict):
