@@ -16,7 +16,7 @@ WITH_EXAMPLES = [p for p in DOCS if doc_examples.examples(p)]
 
 def test_the_framework_docs_have_examples():
     names = {p.stem for p in WITH_EXAMPLES}
-    assert {"openvino", "paddle", "cann", "anvil", "tosa", "cast"} <= names
+    assert {"openvino", "paddle", "cann", "anvil", "tosa", "cast", "numpy", "jax", "array-api"} <= names
 
 
 @pytest.mark.parametrize("path", WITH_EXAMPLES, ids=[str(p.relative_to(ROOT)) for p in WITH_EXAMPLES])

@@ -45,7 +45,7 @@ def type_collections(raw: dict, rs):
     resolved = {"types": rs.types, **{f"options.{n}.values": o.values for n, o in rs.options.items()}}
     for where, items in written.items():
         if len(items) > 1 or (items and items[0] not in rs.sets):  # a list, not just the name of a set
-            yield where, frozenset(d.name for d in resolved[where])
+            yield where, frozenset(getattr(d, "name", d) for d in resolved[where])
 
 
 def op_collections(raw: dict, rs):

@@ -25,6 +25,7 @@ import pytest
 from promote_cli.errors import PromoteError
 from promote_cli.oracle import registry
 from promote_cli.oracle.engine import answer
+from promote_cli.oracle.loader import merge
 
 RULES = sorted((Path(__file__).resolve().parent.parent / "rules").glob("*.toml"))
 CASES_PER_FILE = 150  # x every shipped file (8 now): over 1,000 mutated files per run
@@ -124,7 +125,9 @@ def ask_everything(rs) -> None:
 def test_mutated_rule_files_fail_cleanly(tmp_path, path, monkeypatch):
     monkeypatch.setenv("PROMOTE_RULES_PATH", str(tmp_path))
     data = tomllib.loads(path.read_text(encoding="utf-8"))
-    data.pop("extends", None)  # a base ruleset is not on this path
+    base = data.get("extends")
+    if base:  # a base ruleset is not on this path: mutate the file merged with it
+        data = merge(tomllib.loads((path.parent / f"{base}.toml").read_text(encoding="utf-8")), data)
     rng = random.Random(path.stem)
     loaded, failures = 0, []
     target = tmp_path / path.name

@@ -174,8 +174,12 @@ def read_toml(path: Path) -> dict:
 
 def _probe_exists(name: str) -> bool:
     """Whether promote_cli.probes has a module of that name (already imported, or its file is there)."""
-    return (f"promote_cli.probes.{name}" in sys.modules
-            or (Path(__file__).resolve().parent.parent / "probes" / f"{name}.py").is_file())
+    if f"promote_cli.probes.{name}" in sys.modules:
+        return True
+    try:
+        return (Path(__file__).resolve().parent.parent / "probes" / f"{name}.py").is_file()
+    except OSError:  # a name too long for a file name
+        return False
 
 
 def merge(base: dict, override: dict) -> dict:
@@ -637,7 +641,7 @@ def _choice(check: _Checker, key: str, raw: dict, options: dict[str, Option], po
             parsed = option.parse(value)
         except UsageError as exc:
             check.fail(f"{key}.pick.{value}", str(exc))
-        if target not in pool:
+        if not isinstance(target, str) or target not in pool:
             check.fail(f"{key}.pick.{value}", f"{target!r} names no {what} of this file ({', '.join(pool)})")
         if pool[target].option is not None:
             check.fail(f"{key}.pick.{value}", f"{target} is itself a choice")

@@ -8,14 +8,22 @@ import platform
 import tempfile
 
 
+#: the keys of a recording that hold cases, written one case per line, in this order, last.
+CASE_LISTS = ("nary", "cases")
+
+
 def write_recording(data: dict, path: str) -> None:
-    """Write a recording with one case per line, atomically."""
-    head = {k: v for k, v in data.items() if k != "cases"}
+    """Write a recording with one case per line (``nary`` cases too), atomically."""
+    head = {k: v for k, v in data.items() if k not in CASE_LISTS}
     head.setdefault("python", platform.python_version())
-    lines = ["{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in head.items()) + ', "cases": [']
-    cases = data["cases"]
-    lines += [" " + json.dumps(c, ensure_ascii=False) + ("," if i < len(cases) - 1 else "")
-              for i, c in enumerate(cases)]
+    lists = [k for k in CASE_LISTS if k in data]
+    text = "{" + ", ".join(f"{json.dumps(k)}: {json.dumps(v)}" for k, v in head.items())
+    lines = []
+    for n, key in enumerate(lists):
+        cases = data[key]
+        lines.append(text + f", {json.dumps(key)}: [" if n == 0 else f"], {json.dumps(key)}: [")
+        lines += [" " + json.dumps(c, ensure_ascii=False) + ("," if i < len(cases) - 1 else "")
+                  for i, c in enumerate(cases)]
     lines.append("]}")
     directory = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".promote-", suffix=".json.tmp", dir=directory)

@@ -7,9 +7,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from promote_cli.errors import PromoteError, UsageError
+from promote_cli.errors import PromoteError, RuleDefect, UsageError
 from promote_cli.oracle import registry
-from promote_cli.oracle.engine import answer
+from promote_cli.oracle.engine import answer, answer_n
 
 
 @dataclass
@@ -57,6 +57,26 @@ def compare(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mism
     return len(recording["cases"]), mismatches
 
 
+def compare_nary(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mismatch]]:
+    """(cases checked, mismatches) of a recording's N-operand cases (its ``nary`` list:
+    ``[op, [a, b, c, ...], null, options, result, error]``) against its ruleset's N-ary
+    answer (``[nary]``: a fold of pair answers or a join)."""
+    rs = registry.load(ruleset or recording["ruleset"])
+    mismatches = []
+    cases = recording.get("nary", [])
+    for op, operands, _, options, expected, error in cases:
+        try:
+            ans = answer_n(rs, operands, op, options)
+            got, got_error = ans.result, ans.refusal
+        except RuleDefect:  # a rule that fails is a defect of the file, never a disagreement
+            raise
+        except PromoteError as exc:
+            got, got_error = None, str(exc)
+        if got != expected:
+            mismatches.append(Mismatch(op, ", ".join(operands), "", options, expected, got, error, got_error))
+    return len(cases), mismatches
+
+
 def probe_module(ruleset: str):
     """The probe module of a ruleset (its `probe` key); UsageError when it has none."""
     rs = registry.load(ruleset)
@@ -90,7 +110,8 @@ def run(framework: str, recording: str | None = None) -> Report:
         if probe.version() is None:
             raise UsageError(f"{probe.PACKAGE} is not installed here: pip install {probe.PACKAGE} "
                              "(or compare with a saved file: --recording FILE)")
-        data = probe.record()
+        record_for = getattr(probe, "record_for", None)  # a probe that asks per ruleset version
+        data = record_for(framework) if record_for else probe.record()
         checks = list(getattr(probe, "extra_checks", lambda: [])())
     total, mismatches = compare(data, framework)
     return Report(framework, f"{data.get('package')} {data.get('version')}", data, total, mismatches, checks)

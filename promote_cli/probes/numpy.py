@@ -1,0 +1,162 @@
+"""Probe: ask NumPy (with ml_dtypes' types) what dtype each case gives.
+
+What is asked
+    Every ordered pair of NumPy's numeric dtypes and ml_dtypes' types (all that have a
+    canonical name: bf16, every float8 incl. the fnuz ones, fp6, fp4, int2/uint2,
+    int4/uint4, uint1, complex32), for three ops:
+
+    ``add``            ``a + b`` on arrays: shape ``(2,)`` and 0-d (``0d:``) arrays on
+                       either side (NEP 50 treats a 0-d array as any array), and a
+                       Python scalar (``py:bool|int|float|complex``) on either side;
+    ``promote_types``  ``np.promote_types(a, b)`` on the two dtypes (a Python scalar is
+                       not a dtype: the TypeError is the answer);
+    ``result_type``    ``np.result_type(a, b)`` on the same arrays and scalars, and on
+                       triples (the recording's ``nary`` list:
+                       ``[op, [a, b, c], null, options, result, error]``).
+
+How the answer is read
+    The result's dtype, or the first line of the exception's message.  ``add`` of two
+    Python scalars is Python's arithmetic, not NumPy's: it is not asked.
+
+NumPy is imported inside the functions only, so importing this module never fails
+when the package is absent.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+import platform
+
+from promote_cli.probes.dtype_names import CANONICAL, ML_DTYPES, NATIVE, PY_VALUES, canonical, first_line
+
+FRAMEWORK = "numpy"
+PACKAGE = "numpy"
+
+#: NumPy's own numeric dtypes (by name); longdouble/clongdouble have no canonical name.
+NUMPY_TYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+               "float16", "float32", "float64", "complex64", "complex128"]
+
+#: every dtype asked about, canonical names in the contract's order.
+TYPES = [c for n, c in CANONICAL.items() if n in NUMPY_TYPES or n in ML_DTYPES]
+
+SCALARS = [f"py:{k}" for k in PY_VALUES]
+
+OPS = ("add", "promote_types", "result_type")
+
+#: the operands of the N-ary result_type cases: every ordered triple of these.
+TRIPLE_OPERANDS = ["bool", "i8", "u8", "i16", "u64", "i64", "f16", "bf16", "f32", "f8e5m2", "c64",
+                   "py:int", "py:float", "py:complex"]
+
+
+def version() -> str | None:
+    """The installed NumPy version, None when NumPy or ml_dtypes is absent."""
+    try:
+        import ml_dtypes  # noqa: F401, PLC0415
+        import numpy  # noqa: PLC0415
+    except Exception:  # pragma: no cover - depends on the environment
+        return None
+    return str(numpy.__version__)
+
+
+def np_dtype(name: str):
+    """The numpy dtype of a canonical name (ml_dtypes types included)."""
+    import ml_dtypes  # noqa: PLC0415
+    import numpy as np  # noqa: PLC0415
+
+    native = NATIVE[name]
+    return np.dtype(getattr(ml_dtypes, native) if native in ML_DTYPES else native)
+
+
+def make_operand(text: str):
+    """The NumPy value of an operand: an array of shape (2,), a 0-d array, or a Python scalar."""
+    import numpy as np  # noqa: PLC0415
+
+    if text.startswith("py:"):
+        return PY_VALUES[text[3:]]
+    if text.startswith("0d:"):
+        return np.ones((), np_dtype(text[3:]))
+    return np.ones(2, np_dtype(text))
+
+
+def _dtype_of(text: str):
+    return PY_VALUES[text[3:]] if text.startswith("py:") else np_dtype(text.split(":")[-1])
+
+
+def ask(op: str, operands: list[str]) -> tuple[str | None, str | None]:
+    """``(result, None)`` or ``(None, message)`` for one case."""
+    import warnings  # noqa: PLC0415
+
+    import numpy as np  # noqa: PLC0415
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if op == "add":
+                out = operator.add(*(make_operand(t) for t in operands))
+            elif op == "promote_types":
+                out = np.promote_types(*(_dtype_of(t) for t in operands))
+            elif op == "result_type":
+                out = np.result_type(*(make_operand(t) for t in operands))
+            else:
+                raise ValueError(f"unknown op {op}")
+    except Exception as exc:  # noqa: BLE001 - every NumPy error is an answer
+        return None, first_line(exc)
+    dtype = getattr(out, "dtype", out)
+    return canonical(dtype), None
+
+
+def pair_cases():
+    """Every (op, a, b) asked."""
+    for a, b in itertools.product(TYPES, TYPES):
+        yield "promote_types", a, b
+        for op in ("add", "result_type"):
+            yield op, a, b
+            yield op, f"0d:{a}", b
+            yield op, a, f"0d:{b}"
+            yield op, f"0d:{a}", f"0d:{b}"
+    for t, s in itertools.product(TYPES, SCALARS):
+        yield "promote_types", t, s
+        yield "promote_types", s, t
+        for op in ("add", "result_type"):
+            yield op, t, s
+            yield op, s, t
+            yield op, f"0d:{t}", s
+            yield op, s, f"0d:{t}"
+    for s, r in itertools.product(SCALARS, SCALARS):
+        yield "promote_types", s, r
+        yield "result_type", s, r
+
+
+def record() -> dict:
+    """Ask every case; return a recording (see docs/architecture.md)."""
+    ver = version()
+    if ver is None:
+        raise RuntimeError("numpy and ml_dtypes are not importable; pip install numpy ml_dtypes")
+    import ml_dtypes  # noqa: PLC0415
+
+    cases, nary = [], []
+    for op, a, b in pair_cases():
+        result, error = ask(op, [a, b])
+        cases.append([op, a, b, {}, result, error])
+    for triple in itertools.product(TRIPLE_OPERANDS, repeat=3):
+        result, error = ask("result_type", list(triple))
+        nary.append(["result_type", list(triple), None, {}, result, error])
+    return {
+        "ruleset": FRAMEWORK,
+        "package": PACKAGE,
+        "version": ver,
+        "ml_dtypes": str(ml_dtypes.__version__),
+        "probe": "promote_cli.probes.numpy",
+        "python": platform.python_version(),
+        "nary": nary,
+        "cases": cases,
+    }
+
+
+if __name__ == "__main__":  # pragma: no cover - used to refresh the recording
+    import sys
+
+    from promote_cli.probes import write_recording
+
+    write_recording(record(), sys.argv[1] if len(sys.argv) > 1 else "tests/data/recordings/numpy-2.4.json")

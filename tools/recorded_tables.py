@@ -1,0 +1,290 @@
+"""Write the recorded tables and lattices of the NumPy, JAX and array API rule files.
+
+A rule file's data (a promotion table, a lattice) sits between two marker lines
+
+    # BEGIN generated table NAME (tools/recorded_tables.py)
+    ...
+    # END generated table NAME
+
+(``lattice`` instead of ``table`` for a lattice), and everything outside the markers
+is left as it is.  A table cell is what the recording gives for the table's op and
+the operands of its row and column (``x`` where the framework refused); a lattice is
+the one the probe read from the framework (the recording's ``lattices``).  No cell is
+typed by hand.
+
+    python tools/recorded_tables.py            # rewrite every block in place
+    python tools/recorded_tables.py --check    # exit 1 when a rule file is not what it would write
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDINGS = ROOT / "tests" / "data" / "recordings"
+TOOL = "tools/recorded_tables.py"
+REFUSAL = "x"
+
+
+@dataclass
+class Table:
+    """Cell (row, column) is what `op` gave for (row, column) in the recording, with `options`."""
+
+    name: str
+    op: str
+    rows: list[str] | str  # operands, or the name of a type set of the rule file ("types": its types)
+    columns: list[str] | str
+    comment: list[str]
+    reason: str
+    commutative: bool = False
+    options: dict = field(default_factory=dict)
+
+
+@dataclass
+class Lattice:
+    """The recording's lattice `key` (``recording["lattices"][key]``), written as edges (or,
+    with `base`, as that lattice's edges), with the dtype of each weak node: what
+    ``result_type`` gives for two Python scalars of its kind under `options`."""
+
+    name: str
+    key: str
+    comment: list[str]
+    reason: str
+    options: dict = field(default_factory=dict)
+    base: str | None = None
+
+
+@dataclass
+class RuleFile:
+    rules: Path
+    recording: Path
+    blocks: list  # Table | Lattice
+
+
+SCALARS = ["py:bool", "py:int", "py:float", "py:complex"]
+
+FILES = [
+    RuleFile(ROOT / "rules" / "numpy.toml", RECORDINGS / "numpy-2.4.json", [
+        Table("promote", "promote_types", "types", "types", commutative=True,
+              comment=["np.promote_types(a, b), which np.result_type of two arrays also gives: NumPy's",
+                       "__common_dtype__ of the two DTypes, with ml_dtypes' registered promotions."],
+              reason="The DTypes {a} and {b} do not have a common DType"),
+        Table("ufunc_add", "add", "types", "types",
+              comment=["a + b on two arrays: the add ufunc's loop.  Where both are NumPy's own types this",
+                       "is the promote table; with an ml_dtypes type the ufunc's legacy type resolver",
+                       "picks the first registered loop both inputs cast to safely, which need not",
+                       "be symmetric and may exist where promote_types refuses."],
+              reason="ufunc 'add' did not contain a loop with signature matching types ({a}, {b})"),
+        Table("scalar_add", "add", "ml_dtypes", SCALARS,
+              comment=["an ml_dtypes array + a Python scalar (1, 1.5, 1+2j): the legacy type resolver",
+                       "again, which sees the scalar's value (NumPy's own types follow NEP 50, as rules)."],
+              reason="ufunc 'add' has no loop for {a} with {b}"),
+        Table("scalar_result_type", "result_type", "ml_dtypes", SCALARS,
+              comment=["np.result_type(an ml_dtypes array, a Python scalar): NumPy's abstract Python",
+                       "DTypes try float16 then float64 for a float, complex64 then complex128 for a",
+                       "complex, uint8, int8 then int64 for an int (NumPy's own types: NEP 50, as rules)."],
+              reason="The DTypes {a} and {b} do not have a common DType"),
+    ]),
+    RuleFile(ROOT / "rules" / "array-api@2025.12.toml", RECORDINGS / "array-api-2025.12.json", [
+        Table("promotion", "result_type", "types", "types", commutative=True,
+              comment=["The standard's promotion table (array_api_strict._dtypes._promotion_table):",
+                       "result_type of two arrays; an absent pair is a refusal."],
+              reason="{a} and {b} cannot be type promoted together"),
+    ]),
+]
+
+
+#: JAX's TypePromotionError messages, in short: the standard lattice refuses only pairs with
+#: a type of the families that do not promote implicitly; the strict one every other pair.
+STANDARD_REASON = ("{a} and {b} have no available implicit dtype promotion path: 8-, 6- and 4-bit floats and "
+                   "1-, 2- and 4-bit integers do not support implicit promotion (cast explicitly, e.g. x.astype('float32'))")
+STRICT_REASON = ("{a} and {b} have no available implicit dtype promotion path when jax_numpy_dtype_promotion=strict; "
+                 "cast explicitly or set jax_numpy_dtype_promotion=standard")
+
+
+def _jax_lattices() -> list:
+    out = []
+    for mode in ("standard", "strict"):
+        for x64 in (False, True):
+            name = f"{mode}_{'x64' if x64 else 'x32'}"
+            key = "strict" if mode == "strict" else ("x64" if x64 else "x32")
+            base = "strict_x32" if mode == "strict" and x64 else None
+            lead = (f"the {base} edges" if base else
+                    f"jax._src.dtypes._type_promotion_lattice(strict={mode == 'strict'}, x64={x64}): each type and its")
+            comment = [lead + (" with x64's weak dtypes." if base else ""),
+                       *([] if base else ["immediate successors; py:int, py:float, py:complex are JAX's weak int, float",
+                                          "and complex nodes, weak = their dtype (the default int, float and complex)."])]
+            reason = (STRICT_REASON if mode == "strict" else STANDARD_REASON)
+            out.append(Lattice(name, key, comment, reason, {"x64": x64, "numpy_dtype_promotion": mode}, base))
+    return out
+
+
+FILES.append(RuleFile(ROOT / "rules" / "jax.toml", RECORDINGS / "jax-0.10.json", _jax_lattices()))
+
+
+def load_recording(path: Path) -> tuple[dict, dict]:
+    """((op, a, b, options) -> result or None, the recording's other keys)."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    answers = {}
+    for op, a, b, options, result, _error in data["cases"]:
+        if isinstance(a, list):
+            continue
+        answers[op, a, b, json.dumps(options, sort_keys=True)] = result
+    return answers, data
+
+
+def _q(text: str) -> str:
+    return json.dumps(text)
+
+
+def _key(text: str) -> str:
+    return text if re.fullmatch(r"[A-Za-z0-9_-]+", text) else _q(text)
+
+
+def _aligned(keys: list[str], values: list[list[str]], key_width: int) -> list[str]:
+    widths = [max(len(v[i]) for v in values) for i in range(len(values[0]))]
+    out = []
+    for key, row in zip(keys, values):
+        padded = [v + "," + " " * (w - len(v)) for v, w in zip(row[:-1], widths[:-1])]
+        out.append(f"{key:<{key_width}} = [" + " ".join(padded + [row[-1]]) + "]")
+    return out
+
+
+def operands(spec: list[str] | str, rules: Path) -> list[str]:
+    """A table axis: its operands, or the dtypes of a type set of the rule file (``types``: all)."""
+    if isinstance(spec, list):
+        return spec
+    from promote_cli.oracle.loader import read_toml, type_set  # noqa: PLC0415
+
+    raw = read_toml(rules)
+    if spec == "types":
+        return [d.name for d in type_set({**raw, "sets": {**raw.get("sets", {}), "_types": raw["types"]}},
+                                         "_types", str(rules))]
+    return [d.name for d in type_set(raw, spec, str(rules))]
+
+
+def render_table(table: Table, answers: dict, rules: Path) -> str:
+    opts = json.dumps(table.options, sort_keys=True)
+    rows, columns = operands(table.rows, rules), operands(table.columns, rules)
+    table = Table(table.name, table.op, rows, columns, table.comment, table.reason, table.commutative, table.options)
+    cells = {}
+    for row in table.rows:
+        for col in table.columns:
+            key = (table.op, row, col, opts)
+            if key not in answers:
+                raise SystemExit(f"{TOOL}: the recording has no case {key}")
+            cells[row, col] = answers[key] if answers[key] is not None else REFUSAL
+    head = [_q(c) for c in table.columns]
+    body = [[_q(cells[row, c]) for c in table.columns] for row in table.rows]
+    keys = ["columns"] + [_key(r) for r in table.rows]
+    width = max(len(k) for k in keys)
+    lines = _aligned(keys, [head] + body, width)
+    out = [f"[tables.{table.name}]"] + [f"# {c}" for c in table.comment]
+    if table.commutative:
+        out.append("commutative = true")
+    out.append(f"reason = {_q(table.reason)}")
+    out.append(lines[0])
+    out.append(f"[tables.{table.name}.rows]")
+    out += lines[1:]
+    return "\n".join(out)
+
+
+WEAK_NODES = ("py:int", "py:float", "py:complex")
+
+
+def render_lattice(lattice: Lattice, data: dict, answers: dict) -> str:
+    edges = data.get("lattices", {}).get(lattice.key)
+    if edges is None:
+        raise SystemExit(f"{TOOL}: the recording has no lattice {lattice.key!r}")
+    opts = json.dumps(lattice.options, sort_keys=True)
+    weak = {}
+    for node in WEAK_NODES:
+        key = ("result_type", node, node, opts)
+        if answers.get(key) is None:
+            raise SystemExit(f"{TOOL}: the recording has no answer for {key}")
+        weak[node] = answers[key]
+    out = [f"[lattices.{lattice.name}]"] + [f"# {c}" for c in lattice.comment]
+    if lattice.base:
+        out.append(f"base = {_q(lattice.base)}")
+    out.append("weak = { " + ", ".join(f"{_q(n)} = {_q(d)}" for n, d in weak.items()) + " }")
+    out.append(f"reason = {_q(lattice.reason)}")
+    if lattice.base:
+        return "\n".join(out)
+    out.append(f"[lattices.{lattice.name}.edges]")
+    width = max(len(_key(n)) for n in edges)
+    out += [f"{_key(node):<{width}} = [" + ", ".join(_q(s) for s in succ) + "]" for node, succ in edges.items()]
+    return "\n".join(out)
+
+
+_BLOCK = re.compile(r"^# BEGIN generated (?P<kind>table|lattice) (?P<name>\S+) \(.*?\)\n(?P<body>.*?)"
+                    r"^# END generated (?P=kind) (?P=name)$", re.M | re.S)
+
+
+def rewrite(text: str, spec: RuleFile, answers: dict, data: dict, rules: Path | None = None) -> str:
+    """`text` with every generated block written anew; SystemExit when blocks are missing or unknown."""
+    by_name = {b.name: b for b in spec.blocks}
+    found = [m.group("name") for m in _BLOCK.finditer(text)]
+    unknown = sorted(set(found) - set(by_name))
+    missing = sorted(set(by_name) - set(found))
+    doubled = sorted({n for n in found if found.count(n) > 1})
+    if unknown or missing or doubled:
+        raise SystemExit(f"{TOOL}: {spec.rules.name}: generated blocks: unknown {unknown}, missing {missing}, "
+                         f"repeated {doubled}")
+
+    def block(m: re.Match) -> str:
+        item = by_name[m.group("name")]
+        kind = "lattice" if isinstance(item, Lattice) else "table"
+        body = render_lattice(item, data, answers) if kind == "lattice" else render_table(item, answers, rules or spec.rules)
+        return f"# BEGIN generated {kind} {item.name} ({TOOL})\n{body}\n# END generated {kind} {item.name}"
+
+    return _BLOCK.sub(block, text)
+
+
+def check(spec: RuleFile, rules: Path | None = None) -> list[str]:
+    """The generated blocks of a rule file that differ from what the tool writes (empty: up to date)."""
+    path = rules or spec.rules
+    text = path.read_text(encoding="utf-8")
+    answers, data = load_recording(spec.recording)
+    new = rewrite(text, spec, answers, data, path)
+    if new == text:
+        return []
+    old_blocks = {m.group("name"): m.group(0) for m in _BLOCK.finditer(text)}
+    return [m.group("name") for m in _BLOCK.finditer(new) if old_blocks.get(m.group("name")) != m.group(0)]
+
+
+def write(spec: RuleFile, rules: Path | None = None) -> bool:
+    path = rules or spec.rules
+    text = path.read_text(encoding="utf-8")
+    answers, data = load_recording(spec.recording)
+    new = rewrite(text, spec, answers, data, path)
+    if new != text:
+        path.write_text(new, encoding="utf-8")
+    return new != text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 when a rule file is stale")
+    parser.add_argument("files", nargs="*", help="rule files to handle (default: all)")
+    args = parser.parse_args(argv)
+    chosen = [f for f in FILES if not args.files or f.rules.name in {Path(p).name for p in args.files}]
+    status = 0
+    for spec in chosen:
+        if args.check:
+            stale = check(spec)
+            if stale:
+                print(f"{spec.rules}: stale generated blocks: {', '.join(stale)} (run python {TOOL})",
+                      file=sys.stderr)
+                status = 1
+        elif write(spec):
+            print(f"wrote {spec.rules}")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
