@@ -154,10 +154,21 @@ class Plan:
         zp = c.output_zp
         self.check_add = (zp > 0 and rhi > I32_MAX - zp) or (zp < 0 and rlo < I32_MIN - zp)
         self.inexact = c.rounding == "inexact"
-        self.MF = self.M.astype(np.float32)
-        self.PF = np.array([np.ldexp(np.float32(1), -x) for x in s], np.float32)
 
     # ------------------------------------------------------------------ kernel
+
+    def _params(self, ch) -> tuple:
+        """(M, R, S, ADJ2, VLO, VHI) for `ch`: a channel index (scalars) or a slice of
+        channels (1-D arrays, broadcast along the last axis of a block)."""
+        return self.M[ch], self.R[ch], self.S[ch], self.ADJ2[ch], self.VLO[ch], self.VHI[ch]
+
+    def _tiled(self, rows: int) -> tuple:
+        """The per-channel constants repeated `rows` times: elementwise operands for blocks of
+        whole rows (numpy runs flat arrays much faster than a broadcast short last axis)."""
+        t = getattr(self, "_tiles", None)
+        if t is None or t[0] != rows:
+            t = self._tiles = (rows, tuple(np.tile(a, rows) for a in self._params(slice(None))))
+        return t[1]
 
     def run(self, x: np.ndarray, out: np.ndarray, start: int = 0, shape: tuple = (), fortran: bool = False,
             stats: RescaleStats | None = None) -> RescaleStats:
@@ -170,26 +181,27 @@ class Plan:
         if n == 0:
             return st
         if self.channels == 1:
+            p = self._params(0)
             for b in range(0, n, BLOCK):
-                self._block(x[b:b + BLOCK], out[b:b + BLOCK], 0, st, start + b)
+                self._block(x[b:b + BLOCK], out[b:b + BLOCK], p, st, start + b)
             return st
         C = self.channels
         if not fortran:
-            # element i is channel i % C: pieces of whole rows, plus a partial row at each end
-            pos, i = start, 0
-            head = min(n, (-pos) % C)
+            # element i is channel i % C: blocks of whole rows, plus a partial row at each end
+            i = head = min(n, (-start) % C)
             if head:
-                self._block(x[:head].reshape(1, head), out[:head].reshape(1, head), slice(pos % C, pos % C + head), st, pos)
-                i = head
+                ph = start % C
+                self._block(x[:head], out[:head], self._params(slice(ph, ph + head)), st, start)
             rows_per = max(1, BLOCK // C)
             full = (n - i) // C
+            tiles = self._tiled(rows_per)
             for r in range(0, full, rows_per):
                 k = min(rows_per, full - r) * C
-                self._block(x[i:i + k].reshape(-1, C), out[i:i + k].reshape(-1, C), slice(None), st, start + i)
+                p = tiles if k == rows_per * C else tuple(a[:k] for a in tiles)
+                self._block(x[i:i + k], out[i:i + k], p, st, start + i)
                 i += k
             if i < n:
-                t = n - i
-                self._block(x[i:].reshape(1, t), out[i:].reshape(1, t), slice(0, t), st, start + i)
+                self._block(x[i:], out[i:], self._params(slice(0, n - i)), st, start + i)
         else:
             # element i is channel i // M (M = elements per channel): runs of one channel
             M = max(1, int(np.prod(shape[:-1], dtype=np.int64))) if shape else 1
@@ -197,64 +209,75 @@ class Plan:
             while i < n:
                 ch = (start + i) // M
                 end = min(n, (ch + 1) * M - start)
+                p = self._params(ch)
                 for b in range(i, end, BLOCK):
                     e = min(end, b + BLOCK)
-                    self._block(x[b:e], out[b:e], ch, st, start + b)
+                    self._block(x[b:e], out[b:e], p, st, start + b)
                 i = end
         return st
 
-    def _block(self, x: np.ndarray, out: np.ndarray, ch, st: RescaleStats, first: int) -> None:
+    def _scratch(self, n: int):
+        sc = getattr(self, "_sc", None)
+        if sc is None or sc[0].size < n:
+            sc = self._sc = (np.empty(max(n, BLOCK), np.int64), np.empty(max(n, BLOCK), np.bool_))
+        return sc[0][:n], sc[1][:n]
+
+    def _block(self, x: np.ndarray, out: np.ndarray, p: tuple, st: RescaleStats, first: int) -> None:
         c = self.config
-        M, R, S = self.M[ch], self.R[ch], self.S[ch]
-        v = x.astype(np.int64)
+        M, R, S, ADJ2, VLO, VHI = p
+        v, b = self._scratch(x.size)
+        np.copyto(v, x, casting="unsafe")
         if c.input_zp:
             v -= c.input_zp
         if self.check_value:
-            bad = (v < self.VLO[ch]) | (v > self.VHI[ch])
+            bad = (v < VLO) | (v > VHI)
             if bad.any():
-                self._fail("value_range_32", v, bad, first, ch)
+                self._fail("value_range_32", v, bad, first)
         if self.inexact:
-            self._inexact(v, out, ch, st)
+            self._inexact(v, out, M, S, st)
             return
-        neg = (v < 0) if self.double else None
+        if self.double:
+            np.less(v, 0, out=b)
         np.multiply(v, M, out=v)
         np.add(v, R, out=v)
-        if neg is not None:
-            np.subtract(v, np.broadcast_to(self.ADJ2[ch], v.shape), out=v, where=neg)
+        if self.double:
+            np.subtract(v, ADJ2, out=v, where=b)
         np.right_shift(v, S, out=v)
         if self.check_result16:
             bad = (v < I32_MIN) | (v > I32_MAX)
             if bad.any():
-                self._fail("result_range_16", v, bad, first, ch)
+                self._fail("result_range_16", v, bad, first)
         if c.output_zp:
             if self.check_add:
                 zp = c.output_zp
                 bad = (v > I32_MAX - zp) if zp > 0 else (v < I32_MIN - zp)
                 if bad.any():
-                    self._fail("add_output_zp", v, bad, first, ch)
+                    self._fail("add_output_zp", v, bad, first)
             v += c.output_zp
-        st.saturated_low += int(np.count_nonzero(v < self.lo))
-        st.saturated_high += int(np.count_nonzero(v > self.hi))
-        np.clip(v, self.lo, self.hi, out=v)
-        out[...] = v
+        self._saturate(v, b, out, st)
 
-    def _inexact(self, v: np.ndarray, out: np.ndarray, ch, st: RescaleStats) -> None:
+    def _saturate(self, v: np.ndarray, b: np.ndarray, out: np.ndarray, st: RescaleStats) -> None:
+        """Count, clip to the output type and store."""
+        np.less(v, self.lo, out=b)
+        st.saturated_low += int(np.count_nonzero(b))
+        np.greater(v, self.hi, out=b)
+        st.saturated_high += int(np.count_nonzero(b))
+        np.clip(v, self.lo, self.hi, out=v)
+        np.copyto(out, v, casting="unsafe")
+
+    def _inexact(self, v: np.ndarray, out: np.ndarray, M, S, st: RescaleStats) -> None:
         """INEXACT_ROUND as the reference model computes it: float32 products, rint, then
         the output zero point added and the result clipped."""
-        c = self.config
         f = v.astype(np.float32)
-        np.multiply(f, self.MF[ch], out=f)
-        np.multiply(f, self.PF[ch], out=f)
+        np.multiply(f, np.asarray(M).astype(np.float32), out=f)
+        np.multiply(f, np.ldexp(np.float32(1), -np.asarray(S)).astype(np.float32), out=f)
         np.rint(f, out=f)
-        r = f.astype(np.int64)
-        if c.output_zp:
-            r += c.output_zp
-        st.saturated_low += int(np.count_nonzero(r < self.lo))
-        st.saturated_high += int(np.count_nonzero(r > self.hi))
-        np.clip(r, self.lo, self.hi, out=r)
-        out[...] = r
+        np.copyto(v, f, casting="unsafe")
+        if self.config.output_zp:
+            v += self.config.output_zp
+        self._saturate(v, np.empty(v.shape, np.bool_), out, st)
 
-    def _fail(self, rule: str, v, bad, first: int, ch) -> None:
+    def _fail(self, rule: str, v, bad, first: int) -> None:
         k = int(np.flatnonzero(bad.reshape(-1))[0])
         what = {"value_range_32": "input value minus input_zp", "result_range_16": "apply_scale_16 result",
                 "add_output_zp": "scaled result"}[rule]
