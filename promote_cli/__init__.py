@@ -21,7 +21,7 @@ from promote_cli.vocab.operands import parse as parse_operand
 
 __all__ = ["query", "table", "diff", "load", "frameworks", "Answer", "DType", "DTYPES", "lookup", "Operand",
            "parse_operand", "PromoteError", "Refusal", "RuleFileError", "UsageError", "cast_array", "cast_file",
-           "verify"]
+           "verify", "rescale_array"]
 
 
 def load(framework: str):
@@ -76,6 +76,10 @@ def __getattr__(name: str):
         from promote_cli.numerics.cast import cast_array
 
         return cast_array
+    if name == "rescale_array":
+        from promote_cli.numerics.rescale import rescale_array
+
+        return rescale_array
     if name == "cast_file":
         from promote_cli.arrayio.castfile import cast_file
 

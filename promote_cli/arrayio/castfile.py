@@ -143,68 +143,22 @@ def cast_file(
     dst = os.fspath(dst_path) if dst_path is not None else os.fspath(default_output(src_path, to))
 
     start = time.perf_counter()
-    header = npyio.read_header(src_path)
-    source = npyio.resolve_source(header, from_)
-    tosa_cast.check_pair(source.canonical, to, mode=mode)
-    if saturate and mode != "extended":
-        raise UsageError("--saturate is only meaningful with --mode extended (TOSA fixes overflow behaviour)")
-    out_dtype = npyio._numpy_dtype(to)
+    kw = dict(src=None, mode=mode, saturate=saturate, stats=True)
 
-    reader = npyio.ChunkReader(header, source, chunk_bytes=chunk_bytes or npyio.DEFAULT_CHUNK_BYTES)
-    total = None
-    done = 0
-    item = header.dtype.itemsize
-    with npyio.atomic_output(dst, force=force, protect=(src_path,)) as fp:
-        head = npyio.header_bytes(header.shape, header.fortran_order, out_dtype)
-        fp.write(head)
-        written = len(head)
-        # Reading (a thread inside the reader), casting (here, or `threads` threads
-        # taking turns by chunk) and writing (a thread) overlap: file I/O and most numpy
-        # loops release the GIL. Buffers are reused: nothing is allocated per chunk.
-        nchunks = -(-header.count // reader.chunk_elems)
-        threads = max(1, min(threads or _default_threads(), nchunks))
-        with _Writer(fp, min(header.count, reader.chunk_elems), out_dtype, pool=threads + 2) as writer:
-            pending: deque = deque()
-            kw = dict(src=source.canonical, mode=mode, saturate=saturate, stats=True)
+    def prepare(header, source):
+        tosa_cast.check_pair(source.canonical, to, mode=mode)
+        if saturate and mode != "extended":
+            raise UsageError("--saturate is only meaningful with --mode extended (TOSA fixes overflow behaviour)")
+        kw["src"] = source.canonical
+        return npyio._numpy_dtype(to)
 
-            def finish() -> None:
-                nonlocal total, done
-                fut, buf, n = pending.popleft()
-                y, st = fut.result() if threads > 1 else fut
-                if st is not None:
-                    total = st if total is None else total + st
-                writer.put(buf)
-                done += n * item
-                if progress is not None:
-                    progress(done)
+    def convert(chunk, out, first):
+        return tosa_cast.cast_array(chunk, to, out=out, **kw)[1]
 
-            chunks = reader.prefetched(keep=threads)
-            try:
-                with ThreadPoolExecutor(threads) if threads > 1 else _nullcontext() as pool:
-                    try:
-                        for chunk in chunks:
-                            buf = writer.buffer(chunk.size)
-                            if threads > 1:
-                                fut = pool.submit(tosa_cast.cast_array, chunk, to, out=buf, **kw)
-                            else:
-                                fut = tosa_cast.cast_array(chunk, to, out=buf, **kw)
-                            pending.append((fut, buf, chunk.size))
-                            if len(pending) >= threads:
-                                finish()
-                        while pending:
-                            finish()
-                    except BaseException:
-                        for fut, _, _ in pending:
-                            if threads > 1:
-                                fut.cancel()
-                        raise
-            finally:
-                chunks.close()  # stops the reading thread
-        written += writer.written
+    header, source, total, written = convert_file(src_path, dst, prepare, convert, from_=from_, force=force,
+                                                  chunk_bytes=chunk_bytes, threads=threads, progress=progress)
     if total is None:  # empty array: all-zero statistics
-        _, total = tosa_cast.cast_array(
-            np.empty(0, dtype=source.native), to, src=source.canonical, mode=mode, saturate=saturate, stats=True
-        )
+        _, total = tosa_cast.cast_array(np.empty(0, dtype=source.native), to, **kw)
     return CastReport(
         input=src_path,
         output=dst,
@@ -220,6 +174,72 @@ def cast_file(
         bytes_in=header.offset + header.nbytes,
         bytes_out=written,
     )
+
+
+def convert_file(src_path: str, dst: str, prepare: Callable, convert: Callable, *, from_: str | None = None,
+                 force: bool = False, chunk_bytes: int | None = None, threads: int | None = None,
+                 progress: Callable[[int], None] | None = None) -> tuple:
+    """The streaming driver: read `src_path` a chunk at a time, convert each chunk, write
+    `dst` atomically. `prepare(header, source)` checks the conversion before anything is
+    written and returns the output dtype; `convert(chunk, out, first)` fills `out` from
+    `chunk` (elements `first`... of the file, in its order) and returns summable statistics
+    (or None). Returns (header, source, summed statistics or None, bytes written)."""
+    header = npyio.read_header(src_path)
+    source = npyio.resolve_source(header, from_)
+    out_dtype = prepare(header, source)
+    reader = npyio.ChunkReader(header, source, chunk_bytes=chunk_bytes or npyio.DEFAULT_CHUNK_BYTES)
+    total = None
+    done = 0
+    item = header.dtype.itemsize
+    with npyio.atomic_output(dst, force=force, protect=(src_path,)) as fp:
+        head = npyio.header_bytes(header.shape, header.fortran_order, out_dtype)
+        fp.write(head)
+        written = len(head)
+        # Reading (a thread inside the reader), converting (here, or `threads` threads
+        # taking turns by chunk) and writing (a thread) overlap: file I/O and most numpy
+        # loops release the GIL. Buffers are reused: nothing is allocated per chunk.
+        nchunks = -(-header.count // reader.chunk_elems)
+        threads = max(1, min(threads or _default_threads(), nchunks))
+        with _Writer(fp, min(header.count, reader.chunk_elems), out_dtype, pool=threads + 2) as writer:
+            pending: deque = deque()
+
+            def finish() -> None:
+                nonlocal total, done
+                fut, buf, n = pending.popleft()
+                st = fut.result() if threads > 1 else fut
+                if st is not None:
+                    total = st if total is None else total + st
+                writer.put(buf)
+                done += n * item
+                if progress is not None:
+                    progress(done)
+
+            chunks = reader.prefetched(keep=threads)
+            first = 0
+            try:
+                with ThreadPoolExecutor(threads) if threads > 1 else _nullcontext() as pool:
+                    try:
+                        for chunk in chunks:
+                            buf = writer.buffer(chunk.size)
+                            if threads > 1:
+                                fut = pool.submit(convert, chunk, buf, first)
+                            else:
+                                fut = convert(chunk, buf, first)
+                            first += chunk.size
+                            pending.append((fut, buf, chunk.size))
+                            if len(pending) >= threads:
+                                finish()
+                        while pending:
+                            finish()
+                    except BaseException:
+                        for fut, _, _ in pending:
+                            if threads > 1:
+                                fut.cancel()
+                        raise
+            finally:
+                chunks.close()  # stops the reading thread
+        written += writer.written
+    return header, source, total, written
 
 
 class _Writer:

@@ -176,6 +176,7 @@ class Plan:
         its first element being element `start` of an array of `shape` stored in C order (or
         Fortran order): channels follow the last axis. Returns the piece's statistics."""
         st = RescaleStats() if stats is None else stats
+        self._layout = (shape, fortran)
         n = x.size
         st.elements += n
         if n == 0:
@@ -281,11 +282,18 @@ class Plan:
         k = int(np.flatnonzero(bad.reshape(-1))[0])
         what = {"value_range_32": "input value minus input_zp", "result_range_16": "apply_scale_16 result",
                 "add_output_zp": "scaled result"}[rule]
+        ch = self._channel_of(first + k)
+        where = f"channel {ch}, " if self.channels > 1 else ""
         raise RescaleError(RULE[rule], f"element {first + k}: {what} {int(v.reshape(-1)[k])} "
-                                       f"(in_t {self.in_name}, shift {self._shift_at(first + k)})")
+                                       f"({self.in_name} input, {where}shift {self.shifts[ch]})")
 
-    def _shift_at(self, k: int) -> str:
-        return str(self.shifts[0]) if self.channels == 1 else "per channel"
+    def _channel_of(self, index: int) -> int:
+        if self.channels == 1:
+            return 0
+        shape, fortran = getattr(self, "_layout", ((), False))
+        if fortran:
+            return index // max(1, int(np.prod(shape[:-1], dtype=np.int64)))
+        return index % self.channels
 
 
 def make_plan(in_name: str, to: str, multiplier, shift, *, input_zp: int = 0, output_zp: int = 0,

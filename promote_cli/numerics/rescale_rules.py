@@ -124,7 +124,7 @@ class RescaleError(UsageError):
 
     def __init__(self, rule: Rule, detail: str):
         self.rule = rule
-        super().__init__(f"{detail}: TOSA RESCALE {rule.kind} {rule.text}")
+        super().__init__(f"{detail}; the spec says {rule.text}")
 
 
 def logical_range(t: str, unsigned: bool) -> tuple[int, int]:

@@ -1,0 +1,151 @@
+"""`rescale_file`: TOSA RESCALE of a `.npy` file, through the streaming driver of
+`promote cast` (`arrayio.castfile.convert_file`): the input is never modified, the output
+is written atomically, memory stays bounded (a chunk at a time, any chunk boundary: the
+kernel knows each element's channel from its position)."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from promote_cli.errors import UsageError
+from promote_cli.numerics.rescale_rules import ROUNDING
+
+
+@dataclass
+class RescaleReport:
+    """What one file rescale did."""
+
+    input: str
+    output: str
+    src: str
+    dst: str
+    scale32: bool
+    rounding: str
+    per_channel: bool
+    multiplier: list
+    shift: list
+    input_zp: int
+    output_zp: int
+    shape: tuple
+    fortran_order: bool
+    elements: int
+    stats: dict = field(default_factory=dict)
+    seconds: float = 0.0
+    bytes_in: int = 0
+    bytes_out: int = 0
+
+    def as_dict(self) -> dict:
+        return {"input": self.input, "output": self.output, "from": self.src, "to": self.dst,
+                "scale32": self.scale32, "rounding": ROUNDING[self.rounding], "per_channel": self.per_channel,
+                "multiplier": list(self.multiplier), "shift": list(self.shift), "input_zp": self.input_zp,
+                "output_zp": self.output_zp, "shape": list(self.shape), "fortran_order": self.fortran_order,
+                "elements": self.elements, "stats": dict(self.stats), "seconds": round(self.seconds, 6),
+                "bytes_in": self.bytes_in, "bytes_out": self.bytes_out}
+
+    def text(self) -> str:
+        s = self.stats
+        shape = "x".join(str(d) for d in self.shape) if self.shape else "scalar"
+        how = ["scale32" if self.scale32 else "scale16", ROUNDING[self.rounding]]
+        if self.per_channel:
+            how.append(f"per-channel x{len(self.multiplier)}")
+        return (f"{self.input} -> {self.output}: {self.src} -> {self.dst} ({', '.join(how)}), "
+                f"{self.elements} elements ({shape}): {s['saturated']} saturated "
+                f"({s['saturated_low']} low, {s['saturated_high']} high)")
+
+
+def default_output(src: str, to: str) -> str:
+    """`DIR/acc.npy` rescaled to i8 is written to `DIR/acc.i8.npy`."""
+    p = Path(src)
+    stem = p.name[:-4] if p.name.lower().endswith(".npy") else p.name
+    return os.fspath(p.with_name(f"{stem}.{to}.npy"))
+
+
+def rescale_file(src_path, dst_path=None, to: str = "", multiplier=None, shift=None, *, input_zp: int = 0,
+                 output_zp: int = 0, scale32: bool = True, rounding: str = "single", per_channel: bool = False,
+                 from_: str | None = None, input_unsigned: bool = False, output_unsigned: bool = False,
+                 force: bool = False, chunk_bytes: int | None = None, threads: int | None = None,
+                 progress=None, progress_bar: bool = False) -> RescaleReport:
+    """RESCALE the `.npy` file `src_path` to `to` (i8 i16 i32 u8 u16), writing `dst_path`
+    (default `IN.TO.npy`) atomically; the arguments are `rescale_array`'s. Everything the
+    spec forbids is refused (`UsageError`) before anything is written, except a value
+    outside a REQUIRE's range, which is found while streaming and leaves no output."""
+    import numpy as np
+
+    from promote_cli.arrayio import castfile
+    from promote_cli.numerics.rescale import check_i48, input_name, make_plan
+
+    if not to:
+        raise UsageError("no output type given (--to)")
+    to = to.lower()
+    if output_unsigned and to.startswith("i"):
+        to = "u" + to[1:]
+    src_path = os.fspath(src_path)
+    dst = os.fspath(dst_path) if dst_path is not None else default_output(src_path, to)
+    start = time.perf_counter()
+    state: dict = {}
+
+    def prepare(header, source):
+        name = input_name(source.native, from_)
+        if input_unsigned and name.startswith("i") and name != "i48":
+            name = "u" + name[1:]
+        shape = header.shape
+        plan = make_plan(name, to, multiplier, shift, input_zp=input_zp, output_zp=output_zp, scale32=scale32,
+                         rounding=rounding, per_channel=per_channel, rank=len(shape),
+                         channels=shape[-1] if shape else 1)
+        state.update(plan=plan, name=name, shape=shape, fortran=header.fortran_order)
+        return plan.out_dtype
+
+    def convert(chunk, out, first):
+        plan = state["plan"]
+        x = chunk.view(plan.in_dtype) if state["name"] != "i48" else chunk
+        if state["name"] == "i48":
+            check_i48(x, first)
+        return plan.run(x, out, first, state["shape"], state["fortran"])
+
+    bar = _Bar(progress_bar, src_path) if progress_bar else None
+    try:
+        header, source, total, written = castfile.convert_file(
+            src_path, dst, prepare, convert, force=force, chunk_bytes=chunk_bytes, threads=threads,
+            progress=progress or (bar.update if bar else None))
+    finally:
+        if bar:
+            bar.close()
+    plan = state["plan"]
+    stats = total.as_dict() if total is not None else {"elements": 0, "saturated": 0, "saturated_low": 0,
+                                                       "saturated_high": 0}
+    stats.pop("elements", None)
+    return RescaleReport(input=src_path, output=dst, src=state["name"], dst=to, scale32=scale32, rounding=rounding,
+                         per_channel=per_channel, multiplier=plan.multipliers, shift=plan.shifts,
+                         input_zp=input_zp, output_zp=output_zp, shape=header.shape,
+                         fortran_order=header.fortran_order, elements=header.count, stats=stats,
+                         seconds=time.perf_counter() - start, bytes_in=header.offset + header.nbytes,
+                         bytes_out=int(written) if np is not None else 0)
+
+
+class _Bar:
+    """A Rich progress bar on stderr for files over `castfile.PROGRESS_MIN_BYTES`."""
+
+    def __init__(self, enabled: bool, path: str):
+        from promote_cli.arrayio import castfile
+
+        self.progress = None
+        size = os.path.getsize(path) if os.path.isfile(path) else 0
+        if enabled and size >= castfile.PROGRESS_MIN_BYTES:
+            from rich.console import Console
+            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+
+            self.progress = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+                                     TransferSpeedColumn(), console=Console(stderr=True), transient=True)
+            self.progress.__enter__()
+            self.task = self.progress.add_task(f"rescale {os.path.basename(path)}", total=size)
+
+    def update(self, done: int) -> None:
+        if self.progress is not None:
+            self.progress.update(self.task, completed=done)
+
+    def close(self) -> None:
+        if self.progress is not None:
+            self.progress.__exit__(None, None, None)
