@@ -220,13 +220,14 @@ class Plan:
     def _scratch(self, n: int):
         sc = getattr(self, "_sc", None)
         if sc is None or sc[0].size < n:
-            sc = self._sc = (np.empty(max(n, BLOCK), np.int64), np.empty(max(n, BLOCK), np.bool_))
-        return sc[0][:n], sc[1][:n]
+            m = max(n, BLOCK)
+            sc = self._sc = (np.empty(m, np.int64), np.empty(m, np.bool_), np.empty(m, np.int32))
+        return sc[0][:n], sc[1][:n], sc[2][:n]
 
     def _block(self, x: np.ndarray, out: np.ndarray, p: tuple, st: RescaleStats, first: int) -> None:
         c = self.config
         M, R, S, ADJ2, VLO, VHI = p
-        v, b = self._scratch(x.size)
+        v, b, w = self._scratch(x.size)
         np.copyto(v, x, casting="unsafe")
         if c.input_zp:
             v -= c.input_zp
@@ -255,16 +256,18 @@ class Plan:
                 if bad.any():
                     self._fail("add_output_zp", v, bad, first)
             v += c.output_zp
-        self._saturate(v, b, out, st)
+        self._saturate(v, b, w, out, st)
 
-    def _saturate(self, v: np.ndarray, b: np.ndarray, out: np.ndarray, st: RescaleStats) -> None:
-        """Count, clip to the output type and store."""
-        np.less(v, self.lo, out=b)
+    def _saturate(self, v: np.ndarray, b: np.ndarray, w: np.ndarray, out: np.ndarray, st: RescaleStats) -> None:
+        """Count, clip to the output type and store. The REQUIREs keep every result an i32
+        (checked above where the types do not already), so this runs on int32 copies."""
+        np.copyto(w, v, casting="unsafe")
+        np.less(w, self.lo, out=b)
         st.saturated_low += int(np.count_nonzero(b))
-        np.greater(v, self.hi, out=b)
+        np.greater(w, self.hi, out=b)
         st.saturated_high += int(np.count_nonzero(b))
-        np.clip(v, self.lo, self.hi, out=v)
-        np.copyto(out, v, casting="unsafe")
+        np.clip(w, self.lo, self.hi, out=w)
+        np.copyto(out, w, casting="unsafe")
 
     def _inexact(self, v: np.ndarray, out: np.ndarray, M, S, st: RescaleStats) -> None:
         """INEXACT_ROUND as the reference model computes it: float32 products, rint, then
@@ -276,7 +279,8 @@ class Plan:
         np.copyto(v, f, casting="unsafe")
         if self.config.output_zp:
             v += self.config.output_zp
-        self._saturate(v, np.empty(v.shape, np.bool_), out, st)
+        np.clip(v, I32_MIN, I32_MAX, out=v)  # (the float path has no REQUIRE on its range)
+        self._saturate(v, np.empty(v.shape, np.bool_), np.empty(v.shape, np.int32), out, st)
 
     def _fail(self, rule: str, v, bad, first: int) -> None:
         k = int(np.flatnonzero(bad.reshape(-1))[0])

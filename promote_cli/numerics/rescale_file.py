@@ -72,8 +72,6 @@ def rescale_file(src_path, dst_path=None, to: str = "", multiplier=None, shift=N
     (default `IN.TO.npy`) atomically; the arguments are `rescale_array`'s. Everything the
     spec forbids is refused (`UsageError`) before anything is written, except a value
     outside a REQUIRE's range, which is found while streaming and leaves no output."""
-    import numpy as np
-
     from promote_cli.arrayio import castfile
     from promote_cli.numerics.rescale import check_i48, input_name, make_plan
 
@@ -105,6 +103,10 @@ def rescale_file(src_path, dst_path=None, to: str = "", multiplier=None, shift=N
             check_i48(x, first)
         return plan.run(x, out, first, state["shape"], state["fortran"])
 
+    if threads is None:
+        # Two: RESCALE does several times a CAST's arithmetic per element; measured on 2 CPUs,
+        # a second converting thread made a 1 GiB per-channel i32 -> i8 rescale ~10% faster.
+        threads = 2
     bar = _Bar(progress_bar, src_path) if progress_bar else None
     try:
         header, source, total, written = castfile.convert_file(
@@ -122,7 +124,7 @@ def rescale_file(src_path, dst_path=None, to: str = "", multiplier=None, shift=N
                          input_zp=input_zp, output_zp=output_zp, shape=header.shape,
                          fortran_order=header.fortran_order, elements=header.count, stats=stats,
                          seconds=time.perf_counter() - start, bytes_in=header.offset + header.nbytes,
-                         bytes_out=int(written) if np is not None else 0)
+                         bytes_out=int(written))
 
 
 class _Bar:

@@ -119,7 +119,6 @@ def rescale(input, to, multiplier, shift, scale, input_zp, output_zp, scale32, r
 
             chosen = [normalize_scale(f, scale32) for f in _floats(scale, "scale")]
             mults, shifts = [m for m, _ in chosen], [s for _, s in chosen]
-            _fail(f"--scale {scale} -> --multiplier {','.join(map(str, mults))} --shift {','.join(map(str, shifts))}")
         else:
             mults, shifts = _ints(multiplier, "multiplier"), _ints(shift, "shift")
             if mults is None or shifts is None:
@@ -139,6 +138,8 @@ def rescale(input, to, multiplier, shift, scale, input_zp, output_zp, scale32, r
     except (OSError, ValueError) as e:
         _fail(str(e))
         sys.exit(EXIT_USAGE)
+    if scale is not None:
+        _fail(f"--scale {scale} -> --multiplier {','.join(map(str, mults))} --shift {','.join(map(str, shifts))}")
     if fmt == "json":
         click.echo(json.dumps(report.as_dict()))
     else:
