@@ -52,7 +52,7 @@ def test_file_equals_in_memory_at_any_chunking(acc, tmp_path, fortran, chunk):
         np.save(p, x)
     before = p.read_bytes()
     rep = rescale_file(p, tmp_path / "out.npy", "i8", M7, S7, per_channel=True, rounding="double",
-                       output_zp=-5, chunk_bytes=chunk, force=True)
+                       output_zp=-5, chunk_bytes=chunk, force=True, threads=2)
     want, st = rescale_array(x, "i8", M7, S7, per_channel=True, rounding="double", output_zp=-5)
     got = np.load(tmp_path / "out.npy")
     assert got.dtype == np.int8 and got.shape == x.shape and np.isfortran(got) == fortran
@@ -163,8 +163,8 @@ def test_never_the_input_and_not_twice_without_force(acc, tmp_path):
     (["x.npy", "--to", "i8", "--scale", "0.5", "--shift", "3"], "not both"),
     (["x.npy", "--to", "f16", "--scale", "0.5"], "no output type f16"),
 ])
-def test_usage_errors_are_one_line(tmp_path, args, message):
-    os.chdir(tmp_path)
+def test_usage_errors_are_one_line(tmp_path, monkeypatch, args, message):
+    monkeypatch.chdir(tmp_path)
     np.save("x.npy", np.arange(4, dtype=np.int8))
     r = run(*args)
     assert r.exit_code == 2 and message in r.stderr and r.stderr.count("\n") == 1
@@ -198,3 +198,17 @@ def test_inexact_says_how(tmp_path):
     r = run(p, "--to", "i8", "--multiplier", "23186", "--shift", "16", "--scale16", "--rounding", "inexact")
     assert r.exit_code == 0 and "INEXACT_ROUND computed as the TOSA reference model does" in r.stderr
     assert "error bound" in r.stderr
+
+
+def test_two_threads_share_no_buffers(tmp_path):
+    """The driver converts chunks in two threads at once: each needs its own scratch blocks."""
+    rng = np.random.default_rng(5)
+    x = rng.integers(-2**31, 2**31, (40_000, 10), dtype=np.int64).astype(np.int32)
+    p = tmp_path / "t.npy"
+    np.save(p, x)
+    mults, shifts = [1518500250 + k for k in range(10)], [33 + k for k in range(10)]
+    want, _ = rescale_array(x, "i16", mults, shifts, per_channel=True)
+    for _ in range(3):
+        rescale_file(p, tmp_path / "o.npy", "i16", mults, shifts, per_channel=True, chunk_bytes=4000, threads=2,
+                     force=True)
+        assert np.array_equal(np.load(tmp_path / "o.npy"), want)

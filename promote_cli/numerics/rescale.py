@@ -20,6 +20,7 @@ which `rescale_reference.inexact_bounds` states and the tests check.
 from __future__ import annotations
 
 import math
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -154,6 +155,7 @@ class Plan:
         zp = c.output_zp
         self.check_add = (zp > 0 and rhi > I32_MAX - zp) or (zp < 0 and rlo < I32_MIN - zp)
         self.inexact = c.rounding == "inexact"
+        self._local = threading.local()
 
     # ------------------------------------------------------------------ kernel
 
@@ -165,9 +167,9 @@ class Plan:
     def _tiled(self, rows: int) -> tuple:
         """The per-channel constants repeated `rows` times: elementwise operands for blocks of
         whole rows (numpy runs flat arrays much faster than a broadcast short last axis)."""
-        t = getattr(self, "_tiles", None)
+        t = getattr(self._local, "tiles", None)
         if t is None or t[0] != rows:
-            t = self._tiles = (rows, tuple(np.tile(a, rows) for a in self._params(slice(None))))
+            t = self._local.tiles = (rows, tuple(np.tile(a, rows) for a in self._params(slice(None))))
         return t[1]
 
     def run(self, x: np.ndarray, out: np.ndarray, start: int = 0, shape: tuple = (), fortran: bool = False,
@@ -218,10 +220,11 @@ class Plan:
         return st
 
     def _scratch(self, n: int):
-        sc = getattr(self, "_sc", None)
+        """Block buffers, one set per thread (the file driver runs pieces in two threads)."""
+        sc = getattr(self._local, "sc", None)
         if sc is None or sc[0].size < n:
             m = max(n, BLOCK)
-            sc = self._sc = (np.empty(m, np.int64), np.empty(m, np.bool_), np.empty(m, np.int32))
+            sc = self._local.sc = (np.empty(m, np.int64), np.empty(m, np.bool_), np.empty(m, np.int32))
         return sc[0][:n], sc[1][:n], sc[2][:n]
 
     def _block(self, x: np.ndarray, out: np.ndarray, p: tuple, st: RescaleStats, first: int) -> None:
