@@ -41,7 +41,8 @@ def type_collections(raw: dict, rs):
                     isinstance(e, ast.Name) and e.id in DTYPES for e in node.elts):
                 yield where, frozenset(e.id for e in node.elts)
     written = {"types": raw.get("types", [])}
-    written.update({f"options.{n}.values": o.get("values", []) for n, o in raw.get("options", {}).items()})
+    written.update({f"options.{n}.values": o.get("values", []) for n, o in raw.get("options", {}).items()
+                    if o.get("type") == "dtype"})  # a choice option's values are words, not dtypes
     resolved = {"types": rs.types, **{f"options.{n}.values": o.values for n, o in rs.options.items()}}
     for where, items in written.items():
         if len(items) > 1 or (items and items[0] not in rs.sets):  # a list, not just the name of a set

@@ -1,4 +1,4 @@
-"""Write the recorded tables and lattices of the NumPy, JAX and array API rule files.
+"""Write the recorded tables and lattices of the NumPy, JAX, array API, PyTorch and TensorFlow rule files.
 
 A rule file's data (a promotion table, a lattice) sits between two marker lines
 
@@ -8,9 +8,11 @@ A rule file's data (a promotion table, a lattice) sits between two marker lines
 
 (``lattice`` instead of ``table`` for a lattice), and everything outside the markers
 is left as it is.  A table cell is what the recording gives for the table's op and
-the operands of its row and column (``x`` where the framework refused); a lattice is
-the one the probe read from the framework (the recording's ``lattices``).  No cell is
-typed by hand.
+the operands of its row and column (``x`` where the framework refused), written weak
+where one of the table's ``weak_from`` ops gave it weak; a lattice is the one the probe
+read from the framework (the recording's ``lattices``), or, for a `JoinLattice`, the
+Hasse diagram of the joins the recording holds for every pair of its nodes (checked to
+be a lattice's).  No cell is typed by hand.
 
     python tools/recorded_tables.py            # rewrite every block in place
     python tools/recorded_tables.py --check    # exit 1 when a rule file is not what it would write
@@ -22,7 +24,7 @@ import argparse
 import json
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,6 +45,7 @@ class Table:
     reason: str
     commutative: bool = False
     options: dict = field(default_factory=dict)
+    weak_from: list[str] = field(default_factory=list)  # a cell is weak:DTYPE where one of these ops gave it weak
 
 
 @dataclass
@@ -57,6 +60,22 @@ class Lattice:
     reason: str
     options: dict = field(default_factory=dict)
     base: str | None = None
+
+
+@dataclass
+class JoinLattice:
+    """A lattice written from recorded joins: `op` with `options` over every pair of `nodes`
+    (a join weak where one of `weak_from` gave it weak), as each node's immediate successors.
+    The tool checks that every join is the least upper bound of the order the joins define
+    (x <= y when join(x, y) = y); the engine computes the joins back from the edges."""
+
+    name: str
+    op: str
+    nodes: list[str]
+    comment: list[str]
+    reason: str
+    options: dict = field(default_factory=dict)
+    weak_from: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -127,6 +146,70 @@ def _jax_lattices() -> list:
 FILES.append(RuleFile(ROOT / "rules" / "jax.toml", RECORDINGS / "jax-0.10.json", _jax_lattices()))
 
 
+def _recorded_types(recording: Path, op: str) -> list[str]:
+    """The dtypes a recording asked `op` about, in the order it asked them."""
+    seen: dict[str, None] = {}
+    for case in json.loads(recording.read_text(encoding="utf-8"))["cases"]:
+        if case[0] == op and isinstance(case[1], str) and ":" not in case[1]:
+            seen.setdefault(case[1], None)
+    return list(seen)
+
+
+def _torch() -> RuleFile:
+    recording = RECORDINGS / "torch-2.13.json"
+    types = _recorded_types(recording, "promote_types")
+    return RuleFile(ROOT / "rules" / "torch.toml", recording, [
+        Table("promote", "promote_types", types, types, commutative=True,
+              comment=["torch.promote_types over every dtype PyTorch has a name for: its promotion lookup",
+                       "(c10/core/ScalarType.cpp) with the float8, barebones-unsigned and sub-byte checks",
+                       "in front of it.  x: PyTorch refuses the pair (the rules below say why)."],
+              reason="torch.promote_types refuses {a} with {b}"),
+    ])
+
+
+TF_WEAK = ["weak:i32", "weak:i64", "weak:f32", "weak:f64", "weak:c128"]
+#: the nodes of TensorFlow's lattice: its public dtypes and its WeakTensors.
+TF_LATTICE = ["bool", "u8", "u16", "u32", "u64", "i8", "i16", "i32", "i64",
+              "bf16", "f16", "f32", "f64", "c64", "c128"] + TF_WEAK
+
+
+def _tensorflow() -> RuleFile:
+    recording = RECORDINGS / "tensorflow-2.21.json"
+    types = _recorded_types(recording, "tnp.result_type")
+
+    def mode(name: str, prefer_float32: bool = False) -> dict:
+        return {"dtype_conversion_mode": name, "prefer_float32": prefer_float32}
+
+    everything = types + TF_WEAK + SCALARS
+    return RuleFile(ROOT / "rules" / "tensorflow.toml", recording, [
+        Table("numpy", "tnp.result_type", types + SCALARS, types + SCALARS, options=mode("legacy"),
+              commutative=True,
+              comment=["tnp.result_type in legacy mode (and with NumPy behaviour off): NumPy's own promotion",
+                       "(numpy.result_type over the ml_dtypes types), Python scalars as NumPy 2 treats them."],
+              reason="NumPy cannot promote {a} with {b}"),
+        Table("numpy_prefer_float32", "tnp.result_type", SCALARS, types + SCALARS,
+              options=mode("legacy", True),
+              comment=["The Python-scalar rows of the numpy table with prefer_float32=true: a Python float",
+                       "is a float32, a Python complex a complex64."],
+              reason="NumPy cannot promote {a} with {b}"),
+        Table("safe", "tnp.result_type", everything, everything, options=mode("safe"), commutative=True,
+              weak_from=["add", "tf.add"],
+              comment=["dtype_conversion_mode=safe: TensorFlow's auto dtype conversion lattice without the",
+                       "conversions that may lose precision (flexible_dtypes.py).  weak:X is a WeakTensor;",
+                       "a Python int is weak i32, a float weak f32, a complex weak c128; x: refused."],
+              reason="In promotion mode PromoMode.SAFE, implicit dtype promotion between {a} and {b} is disallowed"),
+        JoinLattice("all", "tnp.result_type", TF_LATTICE, options=mode("all"), weak_from=["add", "tf.add"],
+                    comment=["dtype_conversion_mode=all: TensorFlow's auto dtype conversion lattice (flexible_dtypes.py),",
+                             "written from the joins recorded for every pair of its nodes.  weak:X is a WeakTensor",
+                             "(TensorFlow's i32*, i64*, f32*, f64*, c128*); a Python bool stands at bool, an int at",
+                             "weak:i32, a float at weak:f32, a complex at weak:c128."],
+                    reason="TensorFlow's dtype conversion lattice has no {a} or {b}"),
+    ])
+
+
+FILES += [_torch(), _tensorflow()]
+
+
 def load_recording(path: Path) -> tuple[dict, dict]:
     """((op, a, b, options) -> result or None, the recording's other keys)."""
     data = json.loads(path.read_text(encoding="utf-8"))
@@ -168,17 +251,23 @@ def operands(spec: list[str] | str, rules: Path) -> list[str]:
     return [d.name for d in type_set(raw, spec, str(rules))]
 
 
+def _cell(answers: dict, op: str, row: str, col: str, opts: str, weak_from: list[str]) -> str:
+    """One recorded answer as a cell: the result, weak where a `weak_from` op gave it weak, or the refusal marker."""
+    key = (op, row, col, opts)
+    if key not in answers:
+        raise SystemExit(f"{TOOL}: the recording has no case {key}")
+    cell = answers[key] if answers[key] is not None else REFUSAL
+    if any(answers.get((w, row, col, opts)) == f"weak:{cell}" for w in weak_from):
+        cell = f"weak:{cell}"
+    return cell
+
+
 def render_table(table: Table, answers: dict, rules: Path) -> str:
     opts = json.dumps(table.options, sort_keys=True)
     rows, columns = operands(table.rows, rules), operands(table.columns, rules)
-    table = Table(table.name, table.op, rows, columns, table.comment, table.reason, table.commutative, table.options)
-    cells = {}
-    for row in table.rows:
-        for col in table.columns:
-            key = (table.op, row, col, opts)
-            if key not in answers:
-                raise SystemExit(f"{TOOL}: the recording has no case {key}")
-            cells[row, col] = answers[key] if answers[key] is not None else REFUSAL
+    table = replace(table, rows=rows, columns=columns)
+    cells = {(row, col): _cell(answers, table.op, row, col, opts, table.weak_from)
+             for row in table.rows for col in table.columns}
     head = [_q(c) for c in table.columns]
     body = [[_q(cells[row, c]) for c in table.columns] for row in table.rows]
     keys = ["columns"] + [_key(r) for r in table.rows]
@@ -221,6 +310,38 @@ def render_lattice(lattice: Lattice, data: dict, answers: dict) -> str:
     return "\n".join(out)
 
 
+def hasse(lattice: JoinLattice, answers: dict) -> dict[str, list[str]]:
+    """Each node's immediate successors; SystemExit when the recorded joins are not a lattice's."""
+    opts = json.dumps(lattice.options, sort_keys=True)
+    nodes = lattice.nodes
+    join = {(x, y): _cell(answers, lattice.op, x, y, opts, lattice.weak_from) for x in nodes for y in nodes}
+
+    def le(x: str, y: str) -> bool:
+        return join[x, y] == y
+
+    for (x, y), z in join.items():
+        uppers = [u for u in nodes if le(x, u) and le(y, u)]
+        least = [u for u in uppers if all(le(u, v) for v in uppers)]
+        if least != [z]:
+            raise SystemExit(f"{TOOL}: lattice {lattice.name}: the join of {x} and {y} is {z}, "
+                             f"not the least upper bound ({least or 'none'})")
+    edges = {}
+    for x in nodes:
+        above = [y for y in nodes if y != x and le(x, y)]
+        edges[x] = [y for y in above if not any(z != y and le(z, y) for z in above)]
+    return edges
+
+
+def render_join_lattice(lattice: JoinLattice, answers: dict) -> str:
+    edges = hasse(lattice, answers)
+    width = max(len(_key(n)) for n in lattice.nodes)
+    out = [f"[lattices.{lattice.name}]"] + [f"# {c}" for c in lattice.comment]
+    out.append(f"reason = {_q(lattice.reason)}")
+    out.append(f"[lattices.{lattice.name}.edges]")
+    out += [f"{_key(n):<{width}} = [" + ", ".join(_q(e) for e in edges[n]) + "]" for n in lattice.nodes]
+    return "\n".join(out)
+
+
 _BLOCK = re.compile(r"^# BEGIN generated (?P<kind>table|lattice) (?P<name>\S+) \(.*?\)\n(?P<body>.*?)"
                     r"^# END generated (?P=kind) (?P=name)$", re.M | re.S)
 
@@ -238,8 +359,13 @@ def rewrite(text: str, spec: RuleFile, answers: dict, data: dict, rules: Path | 
 
     def block(m: re.Match) -> str:
         item = by_name[m.group("name")]
-        kind = "lattice" if isinstance(item, Lattice) else "table"
-        body = render_lattice(item, data, answers) if kind == "lattice" else render_table(item, answers, rules or spec.rules)
+        kind = "table" if isinstance(item, Table) else "lattice"
+        if isinstance(item, JoinLattice):
+            body = render_join_lattice(item, answers)
+        elif isinstance(item, Lattice):
+            body = render_lattice(item, data, answers)
+        else:
+            body = render_table(item, answers, rules or spec.rules)
         return f"# BEGIN generated {kind} {item.name} ({TOOL})\n{body}\n# END generated {kind} {item.name}"
 
     return _BLOCK.sub(block, text)
