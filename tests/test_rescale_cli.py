@@ -212,3 +212,22 @@ def test_two_threads_share_no_buffers(tmp_path):
         rescale_file(p, tmp_path / "o.npy", "i16", mults, shifts, per_channel=True, chunk_bytes=4000, threads=2,
                      force=True)
         assert np.array_equal(np.load(tmp_path / "o.npy"), want)
+
+
+def test_the_values_docs_rescale_md_shows(tmp_path, monkeypatch):
+    """docs/rescale.md's `np.load("F").tolist()  # VALUES` lines, after running its commands."""
+    import ast
+    import re
+
+    from support import load_tool
+
+    doc_examples = load_tool("doc_examples")
+    doc = Path(__file__).resolve().parent.parent / "docs" / "rescale.md"
+    doc_examples.setup_files(doc, tmp_path)
+    shown = re.findall(r'^np\.load\("([^"]+)"\)\.tolist\(\)\s+# (.*)$', doc.read_text(), re.M)
+    assert len(shown) == 4
+    for ex in doc_examples.examples(doc):
+        doc_examples.run(ex, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    for name, values in shown:
+        assert np.load(name).tolist() == ast.literal_eval(values), name
