@@ -15,13 +15,14 @@ from promote_cli.errors import UsageError
 
 
 def _save_with_version(path, arr, version):
-    """Write `arr` with an explicit .npy header version (1.0, 2.0 or 3.0)."""
-    from numpy.lib import _format_impl
-
+    """Write `arr` with an explicit .npy header version (1.0, 2.0 or 3.0), laid out as
+    numpy.lib.format describes it (magic, version, little-endian header length, header)."""
     fortran = arr.flags.f_contiguous and not arr.flags.c_contiguous
     d = {"descr": npformat.dtype_to_descr(arr.dtype), "fortran_order": fortran, "shape": arr.shape}
+    text = repr(d).encode("utf-8" if version >= (3, 0) else "latin-1") + b"\n"
+    length = len(text).to_bytes(2 if version == (1, 0) else 4, "little")
     with open(path, "wb") as fp:
-        _format_impl._write_array_header(fp, d, version)
+        fp.write(b"\x93NUMPY" + bytes(version) + length + text)
         fp.write(arr.ravel(order="F" if fortran else "C").tobytes())
 
 
@@ -194,13 +195,25 @@ def test_written_narrow_types_load_back_with_numpy(tmp_path, name):
     assert npyio.read_npy(p).dtype == dt
 
 
-def test_large_header_uses_version_2(tmp_path):
-    shape = (1,) * 30000 + (0,)  # header longer than 65535 bytes
-    b = npyio.header_bytes(shape, False, np.dtype(np.float32))
-    assert b[6:8] == b"\x02\x00"
-    p = tmp_path / "h.npy"
-    p.write_bytes(b)
-    assert npyio.read_header(p).shape == shape
+def test_written_header_is_numpys_layout(tmp_path):
+    for shape, fortran, dt in [((64, 33), False, np.float16), ((), False, np.int8), ((0, 3), True, np.uint64)]:
+        b = npyio.header_bytes(shape, fortran, np.dtype(dt))
+        assert b[6:8] == b"\x01\x00" and len(b) % 64 == 0 and b.endswith(b"\n")
+        p = tmp_path / "h.npy"
+        p.write_bytes(b + bytes(int(np.prod(shape)) * np.dtype(dt).itemsize))
+        with open(p, "rb") as fp:
+            version = npformat.read_magic(fp)
+            assert npformat.read_array_header_1_0(fp) == (shape, fortran, np.dtype(dt))
+        assert version == (1, 0)
+        h = npyio.read_header(p)
+        assert (h.shape, h.fortran_order, h.dtype) == (shape, fortran, np.dtype(dt))
+
+
+def test_more_dimensions_than_numpy_holds_are_refused(tmp_path):
+    shape = (1,) * (npyio.MAX_DIMS + 1)
+    with pytest.raises(ValueError, match="dimensions"):
+        npyio.header_bytes(shape, False, np.dtype(np.float32))
+    npyio.header_bytes(shape[1:], False, np.dtype(np.float32))  # the limit itself is fine
 
 
 def test_atomic_output_exception_leaves_nothing(tmp_path):

@@ -8,8 +8,6 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
-
 from promote_cli.errors import UsageError
 from promote_cli.numerics.rescale_rules import ROUNDING
 
@@ -56,20 +54,13 @@ class RescaleReport:
                 f"({s['saturated_low']} low, {s['saturated_high']} high)")
 
 
-def default_output(src: str, to: str) -> str:
-    """`DIR/acc.npy` rescaled to i8 is written to `DIR/acc.i8.npy`."""
-    p = Path(src)
-    stem = p.name[:-4] if p.name.lower().endswith(".npy") else p.name
-    return os.fspath(p.with_name(f"{stem}.{to}.npy"))
-
-
 def rescale_file(src_path, dst_path=None, to: str = "", multiplier=None, shift=None, *, input_zp: int = 0,
                  output_zp: int = 0, scale32: bool = True, rounding: str = "single", per_channel: bool = False,
                  from_: str | None = None, input_unsigned: bool = False, output_unsigned: bool = False,
                  force: bool = False, chunk_bytes: int | None = None, threads: int | None = None,
                  progress=None, progress_bar: bool = False) -> RescaleReport:
     """RESCALE the `.npy` file `src_path` to `to` (i8 i16 i32 u8 u16), writing `dst_path`
-    (default `IN.TO.npy`) atomically; the arguments are `rescale_array`'s. Everything the
+    (default `IN.TO.npy`, as `promote cast` names outputs) atomically; the arguments are `rescale_array`'s. Everything the
     spec forbids is refused (`UsageError`) before anything is written, except a value
     outside a REQUIRE's range, which is found while streaming and leaves no output."""
     from promote_cli.arrayio import castfile
@@ -81,7 +72,6 @@ def rescale_file(src_path, dst_path=None, to: str = "", multiplier=None, shift=N
     if output_unsigned and to.startswith("i"):
         to = "u" + to[1:]
     src_path = os.fspath(src_path)
-    dst = os.fspath(dst_path) if dst_path is not None else default_output(src_path, to)
     start = time.perf_counter()
     state: dict = {}
 
@@ -107,10 +97,18 @@ def rescale_file(src_path, dst_path=None, to: str = "", multiplier=None, shift=N
         # Two: RESCALE does several times a CAST's arithmetic per element; measured on 2 CPUs,
         # a second converting thread made a 1 GiB per-channel i32 -> i8 rescale ~10% faster.
         threads = 2
+    # The spec's refusals come first, before the output is even looked at.
+    from promote_cli.arrayio import npy as npyio
+
+    try:
+        with npyio.NpyInput(src_path) as f:
+            prepare(f.header, npyio.resolve_source(f.header, None))
+    except OSError as e:
+        raise UsageError(f"{src_path}: {e.strerror or e}") from None
     bar = _Bar(progress_bar, src_path) if progress_bar else None
     try:
-        header, source, total, written = castfile.convert_file(
-            src_path, dst, prepare, convert, force=force, chunk_bytes=chunk_bytes, threads=threads,
+        job, header, total, written = castfile.convert_file(
+            src_path, dst_path, to, prepare, convert, force=force, chunk_bytes=chunk_bytes, threads=threads,
             progress=progress or (bar.update if bar else None))
     finally:
         if bar:
@@ -119,7 +117,7 @@ def rescale_file(src_path, dst_path=None, to: str = "", multiplier=None, shift=N
     stats = total.as_dict() if total is not None else {"elements": 0, "saturated": 0, "saturated_low": 0,
                                                        "saturated_high": 0}
     stats.pop("elements", None)
-    return RescaleReport(input=src_path, output=dst, src=state["name"], dst=to, scale32=scale32, rounding=rounding,
+    return RescaleReport(input=src_path, output=job.output, src=state["name"], dst=to, scale32=scale32, rounding=rounding,
                          per_channel=per_channel, multiplier=plan.multipliers, shift=plan.shifts,
                          input_zp=input_zp, output_zp=output_zp, shape=header.shape,
                          fortran_order=header.fortran_order, elements=header.count, stats=stats,

@@ -27,7 +27,13 @@ _STAT_ORDER = (
 
 
 def _fail(message: str) -> None:
-    click.echo(f"promote cast: {message}", err=True)
+    click.echo(f"promote cast: {_printable(message)}", err=True)
+
+
+def _printable(text: str) -> str:
+    from promote_cli.arrayio.files import printable
+
+    return printable(text)
 
 
 def _text_line(report) -> str:
@@ -35,7 +41,7 @@ def _text_line(report) -> str:
     shape = "x".join(str(d) for d in report.shape) if report.shape else "scalar"
     overflow = sum(s.get(k, 0) for k in ("overflow_inf", "overflow_nan", "saturated", "wrapped"))
     parts = [
-        f"{report.input} -> {report.output}: {report.src} -> {report.dst} ({report.mode}),",
+        f"{_printable(report.input)} -> {_printable(report.output)}: {report.src} -> {report.dst} ({report.mode}),",
         f"{report.elements} elements ({shape}):",
         f"{s.get('exact', 0)} exact, {s.get('rounded', 0)} rounded,",
         f"{overflow} overflowed ({s.get('overflow_inf', 0)} to inf, {s.get('overflow_nan', 0)} to NaN,"
@@ -109,17 +115,18 @@ class _Progress:
 @click.option("--fail-on", "fail_on", multiple=True, type=click.Choice(["overflow", "inexact", "nan"]),
               help="Exit 1 when any element overflowed / was not exact / was or became NaN. Repeatable.")
 @click.option("-j", "--jobs", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Files cast in parallel (default: the number of CPUs).")
+              help="Files cast in parallel (default and most: the number of CPUs, and the number of files).")
 def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs):
     """Cast .npy files to DTYPE with TOSA CAST semantics.
 
     Streams in chunks (memory stays bounded), writes atomically (an interrupted
-    cast leaves no output), never overwrites its input, and reports how many
-    elements were exact, rounded, overflowed, NaN in, subnormal out and
-    unpredictable by the TOSA spec.
+    cast leaves no partial output), never writes a file it reads, replaces only
+    regular files (--force), and reports how many elements were exact, rounded,
+    overflowed, NaN in, subnormal out and unpredictable by the TOSA spec.
 
     \b
-    Exit codes: 0 success; 1 a --fail-on condition happened; 2 usage or input error.
+    Exit codes: 0 success; 1 a --fail-on condition happened; 2 usage or input error;
+    130 interrupted.
     """
     try:
         from promote_cli.arrayio import castfile
@@ -128,7 +135,14 @@ def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs):
         _fail(f"cannot load the cast machinery: {e}")
         sys.exit(EXIT_USAGE)
 
+    # SIGINT and SIGTERM raise at safe points from here on, until the process exits (put
+    # back, a late signal would hit the interpreter's exit with a traceback or a kill).
     npyio.install_sigterm_handler()
+    sys.exit(_run(castfile, npyio, inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs))
+
+
+def _run(castfile, npyio, inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs) -> int:
+    """Plan, cast, report; the exit code."""
     try:
         to_c = castfile.canonical_name(to)
         if from_ is not None:
@@ -136,35 +150,44 @@ def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs):
         files = castfile.expand_inputs(inputs, to_c)
         if output is not None and len(files) != 1:
             raise castfile.UsageError("-o/--output needs exactly one input file")
+        plan = castfile.plan_casts(files, to_c, outputs=[output] if output is not None else None, force=force)
+        npyio.check_interrupted()
     except PromoteError as e:
         _fail(str(e))
-        sys.exit(e.exit_code)
+        return e.exit_code
+    except (KeyboardInterrupt, npyio.Terminated):
+        _fail("interrupted; nothing written")
+        return 130
 
-    kwargs = dict(to=to_c, from_=from_, mode=mode, saturate=saturate, force=force)
+    kwargs = dict(to=to_c, from_=from_, mode=mode, saturate=saturate)
     exit_code = EXIT_OK
     show_progress = sys.stderr.isatty()
     try:
         with _Progress(show_progress) as bar:
-            if len(files) == 1:
-                size = os.path.getsize(files[0]) if os.path.isfile(files[0]) else 0
-                cb = bar.task(f"cast {os.path.basename(files[0])}", size) if size >= castfile.PROGRESS_MIN_BYTES else None
-                try:
-                    outcomes = [castfile.Outcome(files[0], report=castfile.cast_file(files[0], output, progress=cb, **kwargs))]
-                except PromoteError as e:
-                    outcomes = [castfile.Outcome(files[0], error=str(e), exit_code=e.exit_code)]
-                except (OSError, ValueError) as e:
-                    outcomes = [castfile.Outcome(files[0], error=f"{files[0]}: {e}", exit_code=EXIT_USAGE)]
-            else:
-                outcomes = castfile.cast_files(files, jobs=jobs, **kwargs)
-                tick = bar.task(f"cast {len(files)} files", len(files))
+            jobs_ = plan.jobs
+            cb = None
+            if len(plan.items) == 1 and jobs_ and jobs_[0].source.size >= castfile.PROGRESS_MIN_BYTES:
+                cb = bar.task(f"cast {_printable(os.path.basename(jobs_[0].input))}", jobs_[0].source.size)
+            tick = bar.task(f"cast {len(plan.items)} files", len(plan.items)) if len(plan.items) > 1 else None
+            outcomes = castfile.run_plan(plan, jobs=jobs, progress=cb, **kwargs)
             for i, oc in enumerate(outcomes):
-                if len(files) > 1 and bar.progress is not None:
+                if tick is not None:
                     tick(i + 1)
                 exit_code = _emit(oc, fmt, fail_on, exit_code)
+        npyio.check_interrupted()
     except (KeyboardInterrupt, npyio.Terminated):
-        _fail("interrupted; no output left behind")
-        sys.exit(130)
-    sys.exit(exit_code)
+        _fail(_interrupted(plan.kept()))
+        return 130
+    return exit_code
+
+
+def _interrupted(kept: list[str]) -> str:
+    """The one line saying what an interrupted run left: the outputs it finished, if any."""
+    if not kept:
+        return "interrupted; no output written, no partial output left behind"
+    shown = ", ".join(kept[:5]) + (f" and {len(kept) - 5} more" if len(kept) > 5 else "")
+    n = len(kept)
+    return f"interrupted; kept {n} finished output{'s' if n > 1 else ''} ({shown}); no partial output left behind"
 
 
 def _emit(oc, fmt, fail_on, exit_code) -> int:

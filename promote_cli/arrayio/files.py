@@ -1,0 +1,119 @@
+"""What the array-file layer does with paths: open regular files only, compare files by
+identity, and show any path on one printable line.
+
+Every file a cast reads is opened here (`open_regular`): it is stat'ed first and opened
+only if it is a regular file, with `O_NONBLOCK` and `O_NOCTTY`, and the open descriptor is
+checked again with `fstat`. A FIFO, a device, a socket or a directory is refused with a
+one-line error before any byte is read, so no input can block a cast or have side effects
+on open.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+
+from promote_cli.errors import UsageError
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISLNK, "a symbolic link"),
+)
+
+
+def kind_of(mode: int) -> str:
+    """'a FIFO', 'a directory', ... for a non-regular file's st_mode."""
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def printable(text: str) -> str:
+    """`text` on one printable line: bytes that are not UTF-8 (a file name's surrogate
+    escapes) as `\\xNN`, control characters as `\\n`, `\\t`, `\\r` or `\\xNN`."""
+    out = []
+    for ch in text:
+        o = ord(ch)
+        if 0xDC80 <= o <= 0xDCFF:  # os.fsdecode's escape of an undecodable byte
+            out.append(f"\\x{o - 0xDC00:02x}")
+        elif 0xD800 <= o <= 0xDFFF:
+            out.append(f"\\u{o:04x}")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif o < 0x20 or 0x7F <= o < 0xA0 or o in (0x2028, 0x2029):
+            out.append(f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+def os_message(err: OSError) -> str:
+    """An OSError's reason alone (never the file names it carries, which may be a
+    temporary file's)."""
+    return err.strerror or type(err).__name__
+
+
+@dataclass(frozen=True)
+class FileId:
+    """A file's identity (device and inode) and the state a reader relies on."""
+
+    dev: int
+    ino: int
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+
+    @classmethod
+    def of(cls, st: os.stat_result) -> FileId:
+        return cls(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.dev, self.ino)
+
+
+def open_regular(path: str, what: str = "input") -> tuple[int, os.stat_result]:
+    """Open `path` read-only if (after following symlinks) it is a regular file.
+
+    Returns the descriptor and its fstat. Anything else (missing, a FIFO, a device, a
+    directory, a symlink loop) is a one-line UsageError naming `path`; nothing that could
+    block is ever opened.
+    """
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        raise UsageError(f"{path}: {os_message(e)}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise UsageError(f"{path}: is {kind_of(st.st_mode)}; only regular files are read")
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as e:
+        raise UsageError(f"{path}: {os_message(e)}") from None
+    try:
+        fst = os.fstat(fd)
+        if not stat.S_ISREG(fst.st_mode) or (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino):
+            raise UsageError(f"{path}: was replaced while being opened")
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, fst
+
+
+def pread_into(fd: int, view: memoryview, offset: int) -> int:
+    """Read up to len(view) bytes at `offset` into `view`; the number read (0 at the end)."""
+    if hasattr(os, "preadv"):
+        return os.preadv(fd, [view], offset)
+    data = os.pread(fd, len(view), offset)  # pragma: no cover - systems without preadv
+    view[: len(data)] = data
+    return len(data)
