@@ -227,6 +227,12 @@ class Plan:
             sc = self._local.sc = (np.empty(m, np.int64), np.empty(m, np.bool_), np.empty(m, np.int32))
         return sc[0][:n], sc[1][:n], sc[2][:n]
 
+    def _scratch64b(self, n: int) -> np.ndarray:
+        u = getattr(self._local, "u", None)
+        if u is None or u.size < n:
+            u = self._local.u = np.empty(max(n, BLOCK), np.int64)
+        return u[:n]
+
     def _block(self, x: np.ndarray, out: np.ndarray, p: tuple, st: RescaleStats, first: int) -> None:
         c = self.config
         M, R, S, ADJ2, VLO, VHI = p
@@ -241,12 +247,15 @@ class Plan:
         if self.inexact:
             self._inexact(v, out, M, S, st)
             return
-        if self.double:
-            np.less(v, 0, out=b)
         np.multiply(v, M, out=v)
-        np.add(v, R, out=v)
         if self.double:
-            np.subtract(v, ADJ2, out=v, where=b)
+            # round - 2^30 instead of round + 2^30 for values < 0: the product has the value's
+            # sign (a zero multiplier gives 0 either way, as 0 <= round +- 2^30 < 2^shift)
+            u = self._scratch64b(v.size)
+            np.right_shift(v, 63, out=u)
+            np.bitwise_and(u, ADJ2, out=u)
+            np.subtract(v, u, out=v)
+        np.add(v, R, out=v)
         np.right_shift(v, S, out=v)
         if self.check_result16:
             bad = (v < I32_MIN) | (v > I32_MAX)
