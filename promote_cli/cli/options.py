@@ -74,6 +74,21 @@ def parse_options(pairs) -> dict:
     return out
 
 
+MAX_TYPES = 1000  # far more than the vocabulary's operands: a longer list must repeat some
+
+
+def parse_types(text: str | None) -> list[str] | None:
+    """`--types A,B,...` as a list (None when not given); a list of repeats is refused early."""
+    if text is None:
+        return None
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise UsageError("--types lists no operand (give A,B,...)")
+    if len(items) > MAX_TYPES:
+        raise UsageError(f"--types lists {len(items)} operands; a table has at most one row per operand")
+    return items
+
+
 def require_framework(framework: str | None) -> str:
     if not framework:
         raise UsageError("which framework? give -f NAME (see `promote frameworks`)")
