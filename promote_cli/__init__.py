@@ -30,7 +30,7 @@ from promote_cli.vocab.operands import parse as parse_operand
 __all__ = ["query", "query_n", "batch", "BatchLine", "table", "diff", "parse_side", "load", "frameworks",
            "is_default", "dtypes", "aliases", "spellings", "verify", "validate", "cast_pairs", "cast_array",
            "cast_file", "Answer", "DType", "DTYPES", "lookup", "Operand", "parse_operand", "PromoteError", "Refusal",
-           "RuleDefect", "RuleFileError", "UsageError", "rescale_array"]
+           "RuleDefect", "RuleFileError", "UsageError", "rescale_array", "rescale_file", "rescale_table"]
 
 MAX_LINE_BYTES = 65536  # a batch line longer than this is an error line (a pair is a few dozen bytes)
 
@@ -285,6 +285,10 @@ def __getattr__(name: str):
         from promote_cli.numerics.rescale import rescale_array
 
         return rescale_array
+    if name in ("rescale_file", "rescale_table"):  # TOSA RESCALE of a .npy file; its rules as data
+        from promote_cli.numerics import rescale_file, rescale_rules
+
+        return rescale_file.rescale_file if name == "rescale_file" else rescale_rules.listing
     if name == "cast_file":
         from promote_cli.arrayio.castfile import cast_file
 

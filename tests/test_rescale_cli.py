@@ -15,11 +15,10 @@ from click.testing import CliRunner
 
 from promote_cli.arrayio import npy as npyio
 from promote_cli.cli import main
-from promote_cli.cli.commands.rescale import listing
 from promote_cli.errors import UsageError
 from promote_cli.numerics.rescale import rescale_array
 from promote_cli.numerics.rescale_file import rescale_file
-from promote_cli.numerics.rescale_rules import RULE, RULES
+from promote_cli.numerics.rescale_rules import RULE, RULES, listing
 
 
 def run(*args):
@@ -176,7 +175,7 @@ def test_list_is_the_rules_table():
     lines = r.stdout.splitlines()
     assert lines[0].split() == ["from", "to", "scale32:single", "scale32:double", "scale32:inexact",
                                 "scale16:single", "scale16:double", "scale16:inexact"]
-    assert "u8    i8   yes" in r.stdout
+    assert ["u8", "i8", "yes"] == r.stdout.splitlines()[[x.split()[:1] for x in lines].index(["u8"])].split()[:3]
     for rule in RULES:
         assert f"{rule.name}: {rule.text}" in r.stdout
     data = json.loads(run("--list", "--format", "json").stdout)
@@ -186,10 +185,21 @@ def test_list_is_the_rules_table():
     assert only[1].split()[:2] == ["u16", "i8"] and len([x for x in only if x.startswith("u16")]) == 1
 
 
-def test_python_api_exports_rescale_array():
+def test_python_api_exports_rescale():
     import promote_cli
 
     assert promote_cli.rescale_array is rescale_array
+    assert promote_cli.rescale_file is rescale_file
+    assert promote_cli.rescale_table() == listing()
+
+
+def test_list_in_the_table_formats():
+    csv = run("--list", "--from", "i48", "--format", "csv").stdout.splitlines()
+    assert csv[0].startswith("from,to,scale32:single") and csv[1].startswith("i48,i8,scale32_i48,")
+    md = run("--list", "--to", "u16", "--format", "markdown").stdout
+    assert md.startswith("| from | to |")
+    r = run("x.npy", "--to", "i8", "--scale", "0.5", "--format", "csv")
+    assert r.exit_code == 2 and "is for --list" in r.stderr
 
 
 def test_inexact_says_how(tmp_path):

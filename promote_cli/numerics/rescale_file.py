@@ -54,7 +54,7 @@ class RescaleReport:
                 f"({s['saturated_low']} low, {s['saturated_high']} high)")
 
 
-def rescale_file(src_path, dst_path=None, to: str = "", multiplier=None, shift=None, *, input_zp: int = 0,
+def rescale_file(src_path, dst_path=None, to: str = "", multiplier=None, shift=None, *, scale=None, input_zp: int = 0,
                  output_zp: int = 0, scale32: bool = True, rounding: str = "single", per_channel: bool = False,
                  from_: str | None = None, input_unsigned: bool = False, output_unsigned: bool = False,
                  force: bool = False, chunk_bytes: int | None = None, threads: int | None = None,
@@ -62,12 +62,22 @@ def rescale_file(src_path, dst_path=None, to: str = "", multiplier=None, shift=N
     """RESCALE the `.npy` file `src_path` to `to` (i8 i16 i32 u8 u16), writing `dst_path`
     (default `IN.TO.npy`, as `promote cast` names outputs) atomically; the arguments are `rescale_array`'s. Everything the
     spec forbids is refused (`UsageError`) before anything is written, except a value
-    outside a REQUIRE's range, which is found while streaming and leaves no output."""
+    outside a REQUIRE's range, which is found while streaming and leaves no output.
+    `scale` (a number, or one per channel) instead of `multiplier` and `shift` takes the
+    spec's normalized multiplier and shift (`rescale.normalize_scale`); the report says
+    which."""
     from promote_cli.arrayio import castfile
-    from promote_cli.numerics.rescale import check_i48, input_name, make_plan
+    from promote_cli.numerics.rescale import check_i48, input_name, make_plan, normalize_scale
 
     if not to:
         raise UsageError("no output type given (--to)")
+    if scale is not None:
+        if multiplier is not None or shift is not None:
+            raise UsageError("give --scale or --multiplier/--shift, not both")
+        chosen = [normalize_scale(f, scale32) for f in (scale if isinstance(scale, (list, tuple)) else [scale])]
+        multiplier, shift = [m for m, _ in chosen], [s for _, s in chosen]
+    elif multiplier is None or shift is None:
+        raise UsageError("give --multiplier and --shift, or --scale")
     to = to.lower()
     if output_unsigned and to.startswith("i"):
         to = "u" + to[1:]

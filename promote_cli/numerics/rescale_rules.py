@@ -218,3 +218,11 @@ def type_combinations() -> list[dict]:
                                  "profile": (profile + (f" and {ext}" if ext else "")) if not broken else None,
                                  "rule": broken[0].text if broken else None})
     return rows
+
+
+def listing(from_: str | None = None, to: str | None = None) -> dict:
+    """`promote rescale --list`: the type combinations (optionally of one input and/or output
+    type) and every rule, as data."""
+    rows = [r for r in type_combinations() if (from_ is None or r["from"] == from_) and (to is None or r["to"] == to)]
+    return {"operator": "RESCALE", "combinations": rows,
+            "rules": [{"name": r.name, "kind": r.kind, "text": r.text, "where": r.where} for r in RULES]}
