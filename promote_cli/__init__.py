@@ -31,7 +31,7 @@ __all__ = ["query", "query_n", "batch", "BatchLine", "table", "diff", "parse_sid
            "framework_names", "shadowed", "is_default", "dtypes", "aliases", "spellings", "verify", "validate",
            "cast_pairs", "cast_array", "cast_file", "plan_cast", "run_cast", "defer_signals", "interrupted_by",
            "Answer", "DType", "DTYPES", "lookup", "Operand", "parse_operand", "PromoteError", "Refusal",
-           "RuleDefect", "RuleFileError", "UsageError"]
+           "RuleDefect", "RuleFileError", "UsageError", "rescale_array", "rescale_file", "rescale_table"]
 
 MAX_LINE_BYTES = 65536  # a batch line longer than this is an error line (a pair is a few dozen bytes)
 
@@ -344,6 +344,14 @@ def __getattr__(name: str):
         from promote_cli.numerics.cast import cast_array
 
         return cast_array
+    if name == "rescale_array":
+        from promote_cli.numerics.rescale import rescale_array
+
+        return rescale_array
+    if name in ("rescale_file", "rescale_table"):  # TOSA RESCALE of a .npy file; its rules as data
+        from promote_cli.numerics import rescale_file, rescale_rules
+
+        return rescale_file.rescale_file if name == "rescale_file" else rescale_rules.listing
     if name == "cast_file":
         from promote_cli.arrayio.castfile import cast_file
 

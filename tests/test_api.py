@@ -131,7 +131,10 @@ def test_every_cli_command_has_its_api_function():
     for name in COMMANDS:
         if name == "cast":
             assert all(callable(getattr(promote_cli, f)) for f in ("plan_cast", "run_cast", "cast_file", "cast_array"))
+        elif name == "rescale":
+            assert callable(promote_cli.rescale_file) and callable(promote_cli.rescale_array)
         else:
             assert callable(getattr(promote_cli, name)), name
-    assert set(promote_cli.__all__) <= set(dir(promote_cli)) | {"cast_array", "cast_file"}
+    lazy = {"cast_array", "cast_file", "rescale_array", "rescale_file", "rescale_table"}
+    assert set(promote_cli.__all__) <= set(dir(promote_cli)) | lazy
 

@@ -17,6 +17,7 @@ COMMANDS = {
     "query": ("promote_cli.cli.commands.query", "query", "The common dtype of two operands."),
     "table": ("promote_cli.cli.commands.table", "table", "The full promotion matrix, or the differences of two."),
     "cast": ("promote_cli.cli.commands.cast", "cast", "Convert .npy files with TOSA CAST semantics."),
+    "rescale": ("promote_cli.cli.commands.rescale", "rescale", "Requantize a .npy file with TOSA RESCALE (multiply, add, shift)."),
     "verify": ("promote_cli.cli.commands.verify", "verify", "Re-check a ruleset against the installed framework."),
     "validate": ("promote_cli.cli.commands.validate", "validate", "Check rule files, reporting every problem."),
     "frameworks": ("promote_cli.cli.commands.info", "frameworks", "The frameworks and rulesets this installation knows."),
