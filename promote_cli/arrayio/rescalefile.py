@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
+
 from promote_cli.errors import UsageError
 from promote_cli.numerics.rescale_rules import ROUNDING
 
@@ -67,7 +68,12 @@ def rescale_file(src_path, dst_path=None, to: str = "", multiplier=None, shift=N
     spec's normalized multiplier and shift (`rescale.normalize_scale`); the report says
     which."""
     from promote_cli.arrayio import castfile
-    from promote_cli.numerics.rescale import check_i48, input_name, make_plan, normalize_scale
+    from promote_cli.numerics.rescale import (
+        check_i48,
+        input_name,
+        make_plan,
+        normalize_scale,
+    )
 
     if not to:
         raise UsageError("no output type given (--to)")
@@ -145,7 +151,13 @@ class _Bar:
         size = os.path.getsize(path) if os.path.isfile(path) else 0
         if enabled and size >= castfile.PROGRESS_MIN_BYTES:
             from rich.console import Console
-            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+            from rich.progress import (
+                BarColumn,
+                DownloadColumn,
+                Progress,
+                TextColumn,
+                TransferSpeedColumn,
+            )
 
             self.progress = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
                                      TransferSpeedColumn(), console=Console(stderr=True), transient=True)
