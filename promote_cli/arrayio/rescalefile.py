@@ -44,15 +44,10 @@ class RescaleReport:
                 "elements": self.elements, "stats": dict(self.stats), "seconds": round(self.seconds, 6),
                 "bytes_in": self.bytes_in, "bytes_out": self.bytes_out}
 
-    def text(self) -> str:
-        s = self.stats
-        shape = "x".join(str(d) for d in self.shape) if self.shape else "scalar"
-        how = ["scale32" if self.scale32 else "scale16", ROUNDING[self.rounding]]
-        if self.per_channel:
-            how.append(f"per-channel x{len(self.multiplier)}")
-        return (f"{self.input} -> {self.output}: {self.src} -> {self.dst} ({', '.join(how)}), "
-                f"{self.elements} elements ({shape}): {s['saturated']} saturated "
-                f"({s['saturated_low']} low, {s['saturated_high']} high)")
+    @property
+    def rounding_name(self) -> str:
+        """The spec's name of the rounding mode (SINGLE_ROUND, ...)."""
+        return ROUNDING[self.rounding]
 
 
 def rescale_file(src_path, dst_path=None, to: str = "", multiplier=None, shift=None, *, scale=None, input_zp: int = 0,
