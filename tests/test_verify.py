@@ -83,3 +83,20 @@ def test_save_writes_what_the_framework_answered(fake, tmp_path):
     assert CliRunner().invoke(main, ["verify", "-f", "fake", "--save", str(out)]).exit_code == 0
     again = CliRunner().invoke(main, ["verify", "-f", "fake", "--recording", str(out)])
     assert again.exit_code == 0 and "2 of 2" in again.output
+
+
+def test_a_recordings_n_operand_cases_are_verified_too(tmp_path):
+    from promote_cli.probes import write_recording
+
+    base = {"ruleset": "numpy", "package": "numpy", "version": "2.4.6",
+            "cases": [["add", "u64", "i64", {}, "f64", None]]}
+    good, bad = tmp_path / "good.json", tmp_path / "bad.json"
+    write_recording({**base, "nary": [["result_type", ["i8", "u8", "f16"], None, {}, "f16", None]]}, str(good))
+    write_recording({**base, "nary": [["result_type", ["i8", "u8", "f16"], None, {}, "f32", None]]}, str(bad))
+    report = promote_cli.verify("numpy", recording=str(good))
+    assert report.agrees and ("N-operand cases", 1, []) in report.checks
+    report = promote_cli.verify("numpy", recording=str(bad))
+    assert not report.agrees
+    result = CliRunner().invoke(main, ["verify", "-f", "numpy", "--recording", str(bad)])
+    assert result.exit_code == 1
+    assert "i8, u8, f16" in result.output and "framework gives f32, ruleset gives f16" in result.output

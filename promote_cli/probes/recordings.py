@@ -208,4 +208,7 @@ def run(framework: str, recording: str | None = None) -> Report:
         check_recording(data, f"what {probe.__name__} recorded")
         checks = list(getattr(probe, "extra_checks", lambda: [])())
     total, mismatches = compare(data, framework)
+    if data.get("nary"):  # N-operand cases: a check of their own, beside the pairs
+        n, bad = compare_nary(data, framework)
+        checks.insert(0, ("N-operand cases", n, [m.line() for m in bad]))
     return Report(framework, f"{data.get('package')} {data.get('version')}", data, total, mismatches, checks)
