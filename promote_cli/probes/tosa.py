@@ -40,28 +40,17 @@ import sys
 import tempfile
 from pathlib import Path
 
+from promote_cli.numerics.legality import TOSA_TYPES
+from promote_cli.vocab.dtypes import native_names
+
 FRAMEWORK = "tosa"
 PACKAGE = "tosa-tools"
 
-#: canonical name -> tosa_serializer DType attribute name
-TO_TOSA = {
-    "bool": "BOOL",
-    "i8": "INT8",
-    "i16": "INT16",
-    "i32": "INT32",
-    "i64": "INT64",
-    "f16": "FP16",
-    "bf16": "BF16",
-    "f32": "FP32",
-    "f8e4m3": "FP8E4M3",
-    "f8e5m2": "FP8E5M2",
-}
-#: tosa.xml element type -> canonical name
-FROM_SPEC = {
-    "bool_t": "bool", "i8_t": "i8", "i16_t": "i16", "i32_t": "i32", "i64_t": "i64",
-    "fp16_t": "f16", "bf16_t": "bf16", "fp32_t": "f32",
-    "fp8e4m3_t": "f8e4m3", "fp8e5m2_t": "f8e5m2",
-}
+#: canonical name -> tosa_serializer DType attribute name, for legality's TOSA types (the
+#: vocabulary's ``tosa_serializer`` spellings)
+TO_TOSA = {name: native_names("tosa_serializer")[name] for name in TOSA_TYPES}
+#: tosa.xml element type -> canonical name (the vocabulary's ``tosa`` spellings)
+FROM_SPEC = {native_names("tosa")[name]: name for name in TOSA_TYPES}
 
 
 def version() -> str | None:
