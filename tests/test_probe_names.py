@@ -117,3 +117,32 @@ def test_every_dtype_of_a_recording_has_its_probes_name(path):
 def test_every_recording_is_covered():
     covered = {p for pattern in COVERS for p in RECORDINGS.glob(pattern)}
     assert covered == set(RECORDINGS.glob("*.json"))
+
+
+# --------------------------------------------------------------------------- case order
+
+def _asked(name: str) -> list:
+    """The (op, a, b) of every case a probe would ask, in its order (without the framework)."""
+    if name.startswith("torch"):
+        return [(op, a, b) for op in torch.OPS for a, b in torch.operand_pairs(op)]
+    if name.startswith("paddle"):
+        return [(op, a, b) for op in paddle.OPS for a, b in paddle.operand_pairs()]
+    if name.startswith("tensorflow"):
+        return [(op, a, b) for mode in tensorflow.MODES for prefer in (False, True) for op in tensorflow.OPS
+                for a, b in tensorflow.operand_pairs(op, mode, prefer)]
+    if name.startswith("numpy"):
+        return list(numpy.pair_cases())
+    if name.startswith("jax"):
+        return list(jax.pair_cases()) * 2 * len(jax.MODES)  # per x64 value, per promotion mode
+    if name.startswith("array-api"):
+        return list(array_api.pair_cases())
+    return [(openvino.OP, openvino.operand(a, ra), openvino.operand(b, rb)) for a, b, ra, rb, _ in openvino.cases()]
+
+
+@pytest.mark.parametrize("path", sorted(p for p in RECORDINGS.glob("*.json") if p.name != "tosa-ops.json"),
+                         ids=lambda p: p.name)
+def test_the_probes_ask_the_recorded_cases_in_the_recorded_order(path):
+    """Re-recording gives the committed file's cases, in its order (names and operand
+    pairs are derived: a change there would show here)."""
+    recording = json.loads(path.read_text(encoding="utf-8"))
+    assert [tuple(case[:3]) for case in recording["cases"]] == _asked(path.name)

@@ -28,6 +28,7 @@ import itertools
 import operator
 import platform
 
+from promote_cli.probes.cases import pair_groups
 from promote_cli.probes.dtype_names import NATIVE, PY_VALUES, canonical, first_line
 
 FRAMEWORK = "array-api"
@@ -88,18 +89,9 @@ def ask(op: str, operands: list[str]) -> tuple[str | None, str | None]:
 
 
 def pair_cases():
-    for a, b in itertools.product(TYPES, TYPES):
+    for pairs in pair_groups(TYPES, SCALARS):
         for op in OPS:
-            yield op, a, b
-            yield op, f"0d:{a}", b
-            yield op, a, f"0d:{b}"
-            yield op, f"0d:{a}", f"0d:{b}"
-    for t, s in itertools.product(TYPES, SCALARS):
-        for op in OPS:
-            yield op, t, s
-            yield op, s, t
-            yield op, f"0d:{t}", s
-            yield op, s, f"0d:{t}"
+            yield from ((op, a, b) for a, b in pairs)
     for s, r in itertools.product(SCALARS, SCALARS):
         yield "result_type", s, r
 

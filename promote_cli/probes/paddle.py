@@ -35,12 +35,12 @@ when the package is absent.
 
 from __future__ import annotations
 
-import itertools
 import operator
 import os
 import platform
 import re
 
+from promote_cli.probes.cases import pair_groups
 from promote_cli.vocab.dtypes import native_names
 
 FRAMEWORK = "paddle"
@@ -268,18 +268,8 @@ def ask_detail(op: str, a: str, b: str,
 
 def operand_pairs():
     """Every (a, b) operand pair asked for each op."""
-    types = list(TO_PADDLE)
-    scalars = [f"py:{k}" for k in PY_VALUES]
-    for a, b in itertools.product(types, types):
-        yield a, b
-        yield f"0d:{a}", b
-        yield a, f"0d:{b}"
-        yield f"0d:{a}", f"0d:{b}"
-    for t, s in itertools.product(types, scalars):
-        yield t, s
-        yield s, t
-        yield f"0d:{t}", s
-        yield s, f"0d:{t}"
+    for pairs in pair_groups(TO_PADDLE, [f"py:{k}" for k in PY_VALUES]):
+        yield from pairs
 
 
 def record(ops: list[str] | None = None) -> dict:

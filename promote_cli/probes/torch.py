@@ -40,6 +40,7 @@ import operator
 import platform
 import re
 
+from promote_cli.probes.cases import pair_groups
 from promote_cli.vocab.dtypes import native_names
 
 FRAMEWORK = "torch"
@@ -174,16 +175,8 @@ def operand_pairs(op: str):
         yield from itertools.product(types, types)
         return
     scalars = [f"py:{k}" for k in PY_VALUES]
-    for a, b in itertools.product(types, types):
-        yield a, b
-        yield f"0d:{a}", b
-        yield a, f"0d:{b}"
-        yield f"0d:{a}", f"0d:{b}"
-    for t, s in itertools.product(types, scalars):
-        yield t, s
-        yield s, t
-        yield f"0d:{t}", s
-        yield s, f"0d:{t}"
+    for pairs in pair_groups(types, scalars):
+        yield from pairs
     if op == "result_type":
         yield from itertools.product(scalars, scalars)
 
