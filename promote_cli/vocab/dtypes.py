@@ -8,7 +8,9 @@ traits, so adding a type is a data change only.
 
 Names count bits (`i8` is int8, `c64` is complex64), as the CLI contract fixes them.
 Lookups are case-insensitive and forgive framework prefixes (`torch.float16`,
-`paddle.int8`, `ACL_FLOAT16`, `DT_HALF`). This module imports nothing heavy.
+`paddle.int8`, `ACL_FLOAT16`, `DT_HALF`). A framework's first spelling is its own name
+for the type: `native_names(framework)` gives them, for the probes. This module imports
+nothing heavy.
 """
 
 from __future__ import annotations
