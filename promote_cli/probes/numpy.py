@@ -34,12 +34,9 @@ from promote_cli.probes.dtype_names import CANONICAL, ML_DTYPES, NATIVE, PY_VALU
 FRAMEWORK = "numpy"
 PACKAGE = "numpy"
 
-#: NumPy's own numeric dtypes (by name); longdouble/clongdouble have no canonical name.
-NUMPY_TYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-               "float16", "float32", "float64", "complex64", "complex128"]
-
-#: every dtype asked about, canonical names in the contract's order.
-TYPES = [c for n, c in CANONICAL.items() if n in NUMPY_TYPES or n in ML_DTYPES]
+#: every dtype asked about: NumPy's own numeric dtypes and ml_dtypes' types, canonical
+#: names in the recording's order (longdouble/clongdouble have no canonical name).
+TYPES = list(CANONICAL.values())
 
 SCALARS = [f"py:{k}" for k in PY_VALUES]
 
