@@ -1,33 +1,47 @@
 """promote: a type-promotion oracle for machine-learning frameworks.
 
-    from promote_cli import query, table, diff, load
+    from promote_cli import query, query_n, table, diff, batch, validate, load
     query("cann", "s8", "u8").result                      # 'i16'
     query("openvino", "i8", "u8", options={"promote_unsafe": True}).result
+    query_n("cann", ["i8", "u8", "f16"]).result          # 'f16': N operands, result_type(a, b, c)
     table("cann").results()                               # the full matrix
     diff("cann", "cann@opbase").differences               # where two rulesets disagree
+    diff("openvino", "openvino:promote_unsafe=true")      # a side may carry its own options
+    for line in batch("cann", sys.stdin.buffer): ...      # `promote query --batch`, line by line
+    validate(["my-rules.toml"])                           # every problem of rule files
     cast_array(x, "f16")                                  # TOSA CAST of a numpy array (numpy loaded on use)
     cast_file("w.npy", to="bf16")                         # the same on a .npy file, streamed
 
-Everything the CLI does is here; the CLI only parses, calls and renders.
+Everything the CLI does is here, with the same errors (`UsageError` for a question that
+cannot be asked, `RuleDefect` for a rule file that fails while answering); the CLI only
+parses, calls and renders.
 """
 
 from __future__ import annotations
 
-from promote_cli.errors import PromoteError, Refusal, RuleFileError, UsageError
+from dataclasses import dataclass
+
+from promote_cli.errors import PromoteError, Refusal, RuleDefect, RuleFileError, UsageError
 from promote_cli.oracle.engine import Answer
-from promote_cli.vocab.dtypes import DTYPES, DType, lookup
+from promote_cli.vocab.dtypes import DTYPES, DType, aliases, lookup
 from promote_cli.vocab.operands import Operand
 from promote_cli.vocab.operands import parse as parse_operand
 
-__all__ = ["query", "table", "diff", "load", "frameworks", "Answer", "DType", "DTYPES", "lookup", "Operand",
-           "parse_operand", "PromoteError", "Refusal", "RuleFileError", "UsageError", "cast_array", "cast_file",
-           "verify"]
+__all__ = ["query", "query_n", "batch", "BatchLine", "table", "diff", "parse_side", "load", "frameworks",
+           "framework_names", "shadowed", "is_default", "dtypes", "aliases", "spellings", "verify", "validate",
+           "cast_pairs", "cast_array", "cast_file", "plan_cast", "run_cast", "defer_signals", "interrupted_by",
+           "Answer", "DType", "DTYPES", "lookup", "Operand", "parse_operand", "PromoteError", "Refusal",
+           "RuleDefect", "RuleFileError", "UsageError", "rescale_array", "rescale_file", "rescale_table"]
+
+MAX_LINE_BYTES = 65536  # a batch line longer than this is an error line (a pair is a few dozen bytes)
 
 
 def load(framework: str):
     """The compiled Ruleset for `NAME` or `NAME@VERSION`."""
     from promote_cli.oracle.registry import load as _load
 
+    if not isinstance(framework, str) or not framework.strip():
+        raise UsageError("which framework? give -f NAME (see `promote frameworks`)")
     return _load(framework)
 
 
@@ -38,36 +52,290 @@ def query(framework: str, a, b, op: str = "add", options: dict | None = None) ->
     return answer(load(framework), a, b, op, options)
 
 
+def query_n(framework: str, operands, op: str = "add", options: dict | None = None) -> Answer:
+    """The answer of `framework` for two or more operands (`result_type(a, b, c, ...)`), as the ruleset's
+    `[nary]` says (folded pairwise from the left, or one join on a lattice); `.operands` lists them all."""
+    from promote_cli.oracle.engine import answer_n
+
+    operands = list(operands)
+    if len(operands) < 2:
+        raise UsageError("an N-operand query takes two or more operands")
+    return answer_n(load(framework), operands, op, options)
+
+
+@dataclass
+class BatchLine:
+    """One answered line of a batch: its 1-based line `number`, its `operands`, and either the `answer`
+    (whose result is None when refused) or the `error` that kept it from being asked."""
+
+    number: int
+    operands: tuple[str, ...] | None  # None when the line could not be read (not UTF-8, too long)
+    answer: Answer | None
+    error: PromoteError | None
+    framework: str = ""  # the ruleset's name and the op asked, for renderings of a line that has no answer
+    op: str = ""
+
+    @property
+    def status(self) -> int:
+        """The line's exit code: 0 answered, 1 refused, 2 not a question (or a defect of the rules)."""
+        if self.error is not None:
+            return self.error.exit_code
+        return 1 if self.answer.result is None else 0
+
+
+def batch(framework: str, lines, op: str = "add", options: dict | None = None):
+    """Answer `A B` lines in order: yields a `BatchLine` per line that is not blank or a `#` comment.
+
+    `lines` is an iterable of str or bytes lines, or a binary stream (read in bounded lines). A bytes
+    line is decoded as UTF-8 on its own: an undecodable or overlong line gets its own error and the
+    lines after it are still answered. The framework, op and options are checked before the first line
+    (UsageError). A rule that fails on a line is that line's error (`RuleDefect`), never a refusal.
+    """
+    from promote_cli.oracle.engine import answer, parse_options, resolve_op
+
+    rs = load(framework)
+    resolve_op(rs, op)
+    parse_options(rs, options)
+    if hasattr(lines, "readline"):
+        lines = _bounded_lines(lines, MAX_LINE_BYTES)
+    seen: dict[tuple[str, ...], tuple[Answer | None, PromoteError | None]] = {}
+    for number, line in enumerate(lines, 1):
+        if line is None:
+            yield BatchLine(number, None, None, UsageError(f"line {number}: longer than {MAX_LINE_BYTES} bytes"),
+                            rs.name, op)
+            continue
+        if isinstance(line, (bytes, bytearray)):
+            try:
+                line = line.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                yield BatchLine(number, None, None, UsageError(
+                    f"line {number}: not UTF-8 (byte 0x{line[exc.start]:02x} at offset {exc.start})"), rs.name, op)
+                continue
+        text = line.split("#", 1)[0].strip()
+        if not text:
+            continue
+        parts = tuple(text.split())
+        hit = seen.get(parts)
+        if hit is None:
+            try:
+                if len(parts) != 2:
+                    shown = text if len(text) <= 80 else text[:77] + "..."
+                    raise UsageError(f"expected `A B`, got {shown!r}")
+                hit = (answer(rs, parts[0], parts[1], op, options), None)
+            except PromoteError as exc:
+                hit = (None, exc)
+            seen[parts] = hit
+        yield BatchLine(number, parts, hit[0], hit[1], rs.name, op)
+
+
+def _bounded_lines(stream, limit: int):
+    """The lines of a binary stream, each at most `limit` bytes; None stands for a longer line (skipped)."""
+    while True:
+        chunk = stream.readline(limit + 1)
+        if not chunk:
+            return
+        if len(chunk) > limit and not chunk.endswith(b"\n"):
+            while chunk and not chunk.endswith(b"\n"):
+                chunk = stream.readline(limit + 1)
+            yield None
+        else:
+            yield chunk
+
+
 def table(framework: str, types: list[str] | None = None, op: str = "add", options: dict | None = None):
-    """The promotion matrix (a `Matrix`: `.types`, `.results()`)."""
+    """The promotion matrix (a `Matrix`: `.types`, `.results()`); `types` may not repeat an operand."""
     from promote_cli.oracle.matrix import matrix
 
     return matrix(load(framework), types, op, options)
 
 
-def diff(fw1: str, fw2: str, types: list[str] | None = None, op: str = "add", options: dict | None = None):
-    """The cells where two rulesets answer differently (a `Diff`: `.differences`)."""
+def parse_side(side):
+    """A diff side as `(label, framework, options)`: from `"NAME[@VERSION][:KEY=VALUE,...]"` or from
+    `(NAME, {KEY: VALUE})`. The label is how the side is shown (the spec string as written)."""
+    if isinstance(side, str):
+        label = side.strip()
+        spec, sep, opts = label.partition(":")
+        options = {}
+        if sep:
+            for pair in opts.split(","):
+                key, eq, value = pair.partition("=")
+                if not eq or not key.strip():
+                    raise UsageError(f"a ruleset's options are KEY=VALUE, got {pair!r} in {side!r}")
+                options[key.strip()] = value.strip()
+        return label, spec.strip(), options
+    if isinstance(side, tuple) and len(side) == 2 and isinstance(side[0], str) and isinstance(side[1], dict):
+        spec, options = side[0].strip(), dict(side[1])
+        shown = ",".join(f"{k}={_show(v)}" for k, v in options.items())
+        return (f"{spec}:{shown}" if shown else spec), spec, options
+    raise UsageError(f"a diff side is 'NAME[@VERSION][:KEY=VALUE,...]' or (NAME, options), got {side!r}")
+
+
+def _show(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(getattr(value, "name", value))
+
+
+def diff(*sides, types: list[str] | None = None, op: str = "add", options: dict | None = None):
+    """The cells where rulesets answer differently (a `Diff`: `.frameworks`, `.differences`).
+
+    `diff("cann", "cann@opbase")` or `diff(["openvino", ("openvino", {"promote_unsafe": True})])`:
+    two or more sides, each a name, a spec string `NAME[@VERSION][:KEY=VALUE,...]` or a pair
+    (NAME, options). `options` applies to every side that has the option; an option no side has,
+    or a side's own option its ruleset lacks, is a UsageError (as on the command line).
+    """
+    from promote_cli.oracle.engine import parse_options
+    from promote_cli.oracle.matrix import Side
     from promote_cli.oracle.matrix import diff as _diff
 
-    rs1, rs2 = load(fw1), load(fw2)
-    o1 = {k: v for k, v in (options or {}).items() if k in rs1.options}
-    o2 = {k: v for k, v in (options or {}).items() if k in rs2.options}
-    return _diff(rs1, rs2, fw1, fw2, types, op, o1, o2)
+    if len(sides) == 1 and isinstance(sides[0], (list, tuple)) and not _is_pair(sides[0]):
+        sides = tuple(sides[0])
+    parsed = [parse_side(s) for s in sides]
+    if len(parsed) < 2:
+        raise UsageError("a diff compares two or more rulesets")
+    loaded = [(label, load(spec), own) for label, spec, own in parsed]
+    common = dict(options or {})
+    unknown = [k for k in common if not any(k in rs.options for _, rs, _ in loaded)]
+    if unknown:
+        names = " nor ".join(label for label, _, _ in loaded)
+        raise UsageError(f"neither {names} has option {unknown[0]!r}")
+    built = []
+    for label, rs, own in loaded:
+        merged = {k: v for k, v in common.items() if k in rs.options}
+        merged.update(own)
+        parse_options(rs, merged)  # a side's own unknown option or bad value: UsageError naming it
+        built.append(Side(label, rs, merged))
+    return _diff(built, types, op)
 
 
-def frameworks():
-    """Every ruleset this installation knows."""
+def _is_pair(value) -> bool:
+    return isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], dict)
+
+
+def frameworks(framework: str | None = None, errors: list | None = None):
+    """Every ruleset this installation knows (by name, then version), or only those of one framework.
+
+    With `errors` (a list), a rule file that does not load is appended there (its RuleFileError) and the
+    others are still listed; without it, the first one raises."""
     from promote_cli.oracle.registry import all_rulesets
 
-    return all_rulesets()
+    if framework is None:
+        return all_rulesets(errors)
+    name = load(framework).name  # an unknown name is a usage error with suggestions
+    return [rs for rs in all_rulesets(errors) if rs.name == name]
 
 
-def verify(framework: str, recording: str | None = None):
+def shadowed() -> dict[str, list[str]]:
+    """Rule files hidden by a file of the same name earlier on the rules path (a `PROMOTE_RULES_PATH` file named
+    like a shipped one): file stem -> the hidden files, in path order."""
+    from promote_cli.oracle.registry import shadowed as _shadowed
+
+    return {stem: [str(p) for p in paths] for stem, paths in _shadowed().items()}
+
+
+def framework_names() -> list[str]:
+    """Every `NAME` and `NAME@VERSION` this installation answers to, sorted (files read, none compiled:
+    cheap enough for shell completion)."""
+    from promote_cli.oracle import registry
+
+    return registry.labels()
+
+
+def is_default(ruleset) -> bool:
+    """Whether the ruleset is the one a bare framework name means."""
+    from promote_cli.oracle.registry import is_default as _is_default
+
+    return _is_default(ruleset)
+
+
+def dtypes(framework: str | None = None) -> list[DType]:
+    """The dtype vocabulary in its canonical order, or only the dtypes of one framework's ruleset."""
+    if framework is None:
+        return list(DTYPES.values())
+    have = set(load(framework).types)
+    return [d for d in DTYPES.values() if d in have]
+
+
+def spellings(name: str) -> dict[str, list[str]]:
+    """How each framework spells a canonical dtype (`{"numpy": [...], "openvino": [...], ...}`)."""
+    from promote_cli.vocab.dtypes import SPELLINGS
+
+    return dict(SPELLINGS.get(lookup(name).name, {}))
+
+
+def verify(framework: str, recording: str | None = None, save: str | None = None):
     """A `Report` of a ruleset against a saved recording or, without one, the live framework (and the probe's own
-    checks, such as TOSA's CAST kernels against the reference model); `.agrees` is the verdict."""
+    checks, such as TOSA's CAST kernels against the reference model); `.agrees` is the verdict. A recording is
+    checked before use, and one made for another framework is refused (UsageError). `save` also writes what
+    was compared (the framework's answers) to that file, atomically."""
     from promote_cli.probes.recordings import run
 
-    return run(framework, recording)
+    report = run(framework, recording)
+    if save:
+        from promote_cli.probes import write_recording
+
+        write_recording(report.recording, save)
+    return report
+
+
+def cast_pairs() -> dict[tuple[str, str], str]:
+    """The legal TOSA CAST pairs, (from, to) -> the profile or extension that requires each."""
+    from promote_cli.numerics.legality import LEGAL
+
+    return dict(LEGAL)
+
+
+def validate(paths) -> list:
+    """Check rule files as the loader does: a `FileCheck` per file (`.valid`, `.problems`: every problem,
+    each with file, key, message and, inside an expression, its column)."""
+    from promote_cli.oracle.validate import check_files
+
+    if isinstance(paths, str):
+        paths = [paths]
+    return check_files(paths)
+
+
+def plan_cast(inputs, to: str, *, output=None, from_: str | None = None, force: bool = False):
+    """Everything a cast of `.npy` files will do, checked before anything is written: directories expanded
+    to their `*.npy` files, each output decided (`output`, for one input, or `IN.TO.npy`), no file both read
+    and written, no two casts writing one file, only regular files replaced (and only with `force`). A plan
+    (`.items`: a job, or the `Outcome` of an input refused while planning); UsageError for a run refused as a
+    whole. Nothing is written here."""
+    from promote_cli.arrayio import castfile
+
+    return castfile.plan(inputs, to, output=output, from_=from_, force=force)
+
+
+def run_cast(plan, *, to: str, from_: str | None = None, mode: str = "tosa", saturate: bool = False,
+             jobs: int | None = None, progress=None):
+    """Run a `plan_cast` plan: yields an `Outcome` per input, in input order (`.report`, a `CastReport`, or
+    `.error`). `jobs` files in parallel; `progress(bytes_done)` for a single large file. Each output appears
+    atomically when its cast is complete; an interruption leaves the finished ones (`plan.kept()`) and no
+    partial output."""
+    from promote_cli.arrayio import atomic, castfile
+
+    def outcomes():
+        yield from castfile.run_plan(plan, jobs=jobs, progress=progress, to=castfile.canonical_name(to),
+                                     from_=from_, mode=mode, saturate=saturate)
+        atomic.check_interrupted()  # a signal that arrived during the last file
+
+    return outcomes()
+
+
+def defer_signals() -> None:
+    """For a program that casts files: from now on SIGINT and SIGTERM raise `KeyboardInterrupt` or
+    `Terminated` only at safe points of a cast (between chunks, between files, before an output takes its
+    name), so that an interruption never leaves a partial output or a stuck thread."""
+    from promote_cli.arrayio.atomic import install_sigterm_handler
+
+    install_sigterm_handler()
+
+
+def interrupted_by() -> tuple[type[BaseException], ...]:
+    """The exceptions an interruption raises during a cast (after `defer_signals`)."""
+    from promote_cli.arrayio.atomic import Terminated
+
+    return (KeyboardInterrupt, Terminated)
 
 
 def __getattr__(name: str):
@@ -76,6 +344,14 @@ def __getattr__(name: str):
         from promote_cli.numerics.cast import cast_array
 
         return cast_array
+    if name == "rescale_array":
+        from promote_cli.numerics.rescale import rescale_array
+
+        return rescale_array
+    if name in ("rescale_file", "rescale_table"):  # TOSA RESCALE of a .npy file; its rules as data
+        from promote_cli.numerics import rescale_file, rescale_rules
+
+        return rescale_file.rescale_file if name == "rescale_file" else rescale_rules.listing
     if name == "cast_file":
         from promote_cli.arrayio.castfile import cast_file
 

@@ -35,3 +35,29 @@ class Refusal(PromoteError):
     """The framework refuses the pair (or the cast): the answer is "no"."""
 
     exit_code = EXIT_NO
+
+
+def one_line(text: str) -> str:
+    """`text` on one printable line, as every message of `promote` is: bytes that are not UTF-8
+    (a file name's surrogate escapes) as `\\xNN`, control characters as `\\n`, `\\t`, `\\r` or
+    `\\xNN` (a path holding a newline stays on one line)."""
+    if text.isprintable():
+        return text
+    out = []
+    for ch in text:
+        o = ord(ch)
+        if 0xDC80 <= o <= 0xDCFF:  # os.fsdecode's escape of an undecodable byte
+            out.append(f"\\x{o - 0xDC00:02x}")
+        elif 0xD800 <= o <= 0xDFFF:
+            out.append(f"\\u{o:04x}")
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif o < 0x20 or 0x7F <= o < 0xA0 or o in (0x2028, 0x2029):
+            out.append(f"\\x{o:02x}" if o < 0x100 else f"\\u{o:04x}")
+        else:
+            out.append(ch)
+    return "".join(out)

@@ -368,7 +368,7 @@ def test_a_non_utf8_name_is_shown_escaped(tmp_path):
 
 
 def test_printable_escapes_only_what_breaks_a_line():
-    from promote_cli.arrayio.files import printable
+    from promote_cli.errors import one_line as printable
 
     assert printable("a b/ü.npy") == "a b/ü.npy"
     assert printable("a\nb\tc\r\x1b\x7f") == "a\\nb\\tc\\r\\x1b\\x7f"

@@ -256,3 +256,23 @@ def test_table_cast_lists_every_legal_tosa_pair_with_its_profile():
     text = run("table", "--cast").stdout.splitlines()
     assert len(text) == 53 and text[0].split()[:2] == ["from", "to"]
     assert "i8,f32,PRO-FP" in run("table", "--cast", "--format", "csv").stdout
+
+
+def test_promote_alone_prints_the_help():
+    r = run()
+    assert r.exit_code == 0 and r.stdout.startswith("Usage: ") and "validate" in r.stdout and r.stderr == ""
+
+
+def test_query_of_more_than_two_operands():
+    from promote_cli import query_n
+
+    r = run("query", "i8", "u8", "i16", "-f", "cann", "--format", "json")
+    data = json.loads(r.stdout)
+    ans = query_n("cann", ["i8", "u8", "i16"])
+    assert r.exit_code == 0 and data["result"] == ans.result and data["operands"] == ["i8", "u8", "i16"]
+    assert ans.result == query("cann", query("cann", "i8", "u8").result, "i16").result  # cann folds pairwise
+    assert run("query", "i8", "u8", "i16", "-f", "cann").stdout == f"{ans.result}\n"
+    r = run("query", "i8", "u16", "f32", "-f", "cann")
+    assert r.exit_code == 1 and r.stdout == ""
+    assert "refuses add of i8, u16, f32" in r.stderr and len(r.stderr.splitlines()) == 1
+    assert run("query", "i8", "u8", "-f", "cann", "--format", "json").exit_code == 0  # the contract's form

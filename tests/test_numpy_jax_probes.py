@@ -32,8 +32,17 @@ def test_no_byte_counting_code_is_a_key():
     assert not codes & set(dtype_names.CANONICAL)
 
 
+#: ml_dtypes types newer than the oldest ml_dtypes the project supports (0.5): the probe maps them,
+#: an installation at the minimum lacks them.
+NEWER_THAN_MINIMUM = {"uint1", "complex32"}
+
+
 def test_each_mapping_names_a_dtype_of_that_width():
+    missing = {n for n in dtype_names.ML_DTYPES if not hasattr(ml_dtypes, n)}
+    assert missing <= NEWER_THAN_MINIMUM, missing
     for native, name in dtype_names.CANONICAL.items():
+        if native in missing:
+            continue
         dt = np.dtype(getattr(ml_dtypes, native) if native in dtype_names.ML_DTYPES else native)
         assert dt.name == native
         if DTYPES[name].bits >= 8:
@@ -64,7 +73,7 @@ def test_numpy_probe_asks_numpy_and_the_ruleset_agrees(tmp_path):
     assert probe.ask("result_type", ["i8", "u8", "f16"]) == ("f16", None)
     data = {"ruleset": "numpy", "package": "numpy", "version": probe.version(),
             "cases": [[op, a, b, {}, *probe.ask(op, [a, b])] for op, a, b in
-                      [("add", "u64", "i64"), ("add", "i4", "f8e4m3"), ("result_type", "u4", "py:int"),
+                      [("add", "u64", "i64"), ("add", "bf16", "f16"), ("result_type", "u4", "py:int"),
                        ("add", "u4", "py:int"), ("promote_types", "i8", "py:int")]]}
     path = tmp_path / "r.json"
     write_recording(data, str(path))

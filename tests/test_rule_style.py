@@ -17,7 +17,7 @@ LONGEST = 120
 
 
 def expressions(raw: dict):
-    """(where, text) of every expression of a rule file: clause conditions and results, lets."""
+    """(where, text) of every expression of a rule file: clause conditions and results, lets, [nary]."""
     for phase in ("rules", "after"):
         for clause in raw.get(phase, []):
             for field in ("if", "result", "weak"):
@@ -25,6 +25,9 @@ def expressions(raw: dict):
                     yield f"{phase} {clause['name']!r} {field}", clause[field]
     for name, text in raw.get("let", {}).items():
         yield f"let {name}", text
+    for field in ("knows", "keeps"):
+        if field in raw.get("nary", {}):
+            yield f"nary {field}", raw["nary"][field]
 
 
 def normal(text: str) -> str:

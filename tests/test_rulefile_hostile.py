@@ -3,10 +3,12 @@ in bounded time and memory; none is half-loaded, none hangs, none leaks data int
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -98,3 +100,28 @@ def test_a_result_outside_the_declared_types_is_a_defect(tmp_path):
     rules = write(tmp_path, BASE + '[[rules]]\nname = "widen"\nresult = "f64"\n')
     line = one_line_error(promote(rules, "query", "i8", "u8", "-f", "h")[0])
     assert "h.toml" in line and "widen" in line and "f64" in line, line
+
+
+def test_a_broken_rule_file_does_not_break_other_frameworks(tmp_path):
+    rules = write(tmp_path, HOSTILE["not UTF-8"])
+    res, _ = promote(rules, "query", "i8", "u8", "-f", "openvino", "-O", "promote_unsafe=true")
+    assert res.returncode == 0 and res.stdout.decode().strip() == "i16", res
+    res, _ = promote(rules, "frameworks", "--format", "json")
+    listed = {row["ruleset"] for row in json.loads(res.stdout)}
+    assert {"openvino@2026.4.1", "cann@8.0", "numpy@2.4"} <= listed, listed
+    assert res.returncode == 2, res
+    err = res.stderr.decode().strip().splitlines()
+    assert len(err) == 1 and "h.toml" in err[0] and "not UTF-8" in err[0], err
+
+
+def test_a_rule_file_that_hides_a_shipped_one_is_shown(tmp_path):
+    shipped = [row for row in json.loads(promote(tmp_path, "frameworks", "--format", "json")[0].stdout)
+               if row["ruleset"] == "cann@8.0"][0]["path"]
+    (tmp_path / "cann.toml").write_text(Path(shipped).read_text(encoding="utf-8").replace(
+        'description = "', 'description = "local copy: '), encoding="utf-8")
+    res, _ = promote(tmp_path, "frameworks", "--format", "json")
+    assert res.returncode == 0, res
+    row = [r for r in json.loads(res.stdout) if r["ruleset"] == "cann@8.0"][0]
+    assert row["path"] == str(tmp_path / "cann.toml") and row["description"].startswith("local copy")
+    assert row["hides"] == [shipped]
+    assert res.stderr.decode().strip() == f"promote: note: {tmp_path / 'cann.toml'} hides {shipped}"

@@ -381,7 +381,7 @@ def test_answer_n_refusal_names_the_option_that_allows_it():
 
 @pytest.mark.parametrize("nary, message", [
     ('method = "zip"', "nary.method"),
-    ('method = "join"', "nary.lattice"),
+    ('method = "join"\nlattice = "nowhere"', "nary.lattice"),
     ('method = "fold"\nlattice = "x32"', "only the join method"),
 ])
 def test_broken_nary(nary, message):

@@ -11,7 +11,6 @@ from support import require_framework
 
 from promote_cli.oracle import registry
 from promote_cli.oracle.engine import answer
-from promote_cli.oracle.loader import read_toml
 from promote_cli.probes.recordings import compare_nary
 from promote_cli.probes import tensorflow as tf_probe
 from promote_cli.probes import torch as torch_probe
@@ -92,15 +91,15 @@ def _per_category(operands: list[str]) -> str:
 
 def test_torch_three_operands_are_promoted_per_category():
     """The recorded triples (torch.addcmul) are the per-category promotion of the ruleset's
-    binary answers, which a fold of pairs is not always: [nary] says how often it is."""
+    binary answers, which the ruleset's N-ary answer ([nary] method = "grouped") gives."""
     data = _recording("torch-2.13.json")
     assert data["nary"]
     wrong = [(ops, result, error) for op, ops, _, options, result, error in data["nary"]
              if error is not None or _per_category(ops) != result]
     assert not wrong, wrong[:5]
     total, mismatches = compare_nary(data)
-    doc = read_toml(registry.load("torch").path)["nary"]["doc"]
-    assert f"a fold of pairs gives {total - len(mismatches)} of the {total} recorded triples" in doc
+    assert registry.load("torch").nary.method == "grouped"
+    assert total == len(data["nary"]) and not mismatches, [m.line() for m in mismatches[:5]]
 
 
 # ---------------------------------------------------------------- tensorflow probe
@@ -254,7 +253,7 @@ def test_the_torch_doc_gives_the_three_operand_figures():
 
     doc = (Path(__file__).resolve().parents[1] / "docs" / "frameworks" / "torch.md").read_text(encoding="utf-8")
     text = " ".join(doc.split())
-    said = re.search(r"list holds ([\d,]+) three-operand cases.*? matches for ([\d,]+) of them", text)
-    assert said
+    said = re.search(r"list holds ([\d,]+) three-operand cases", text)
+    assert said and "agrees with every case, pairs and triples" in text
     total, mismatches = compare_nary(_recording("torch-2.13.json"))
-    assert [int(g.replace(",", "")) for g in said.groups()] == [total, total - len(mismatches)]
+    assert int(said.group(1).replace(",", "")) == total and not mismatches

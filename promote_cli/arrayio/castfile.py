@@ -179,6 +179,20 @@ class CastPlan:
         return out
 
 
+def plan(inputs, to: str, *, output=None, from_: str | None = None, force: bool = False) -> CastPlan:
+    """The plan of a command-line cast: names checked, directories expanded, `output` for one input only,
+    then `plan_casts`; a pending interruption raises before anything is written."""
+    to = canonical_name(to)
+    if from_ is not None:
+        canonical_name(from_)
+    files = expand_inputs(inputs, to)
+    if output is not None and len(files) != 1:
+        raise UsageError("-o/--output needs exactly one input file")
+    planned = plan_casts(files, to, outputs=[output] if output is not None else None, force=force)
+    npyio.check_interrupted()
+    return planned
+
+
 def plan_casts(
     inputs: list[str | os.PathLike],
     to: str,
@@ -308,75 +322,14 @@ def _cast_open(f, job, to, from_, mode, saturate, chunk_bytes, threads, progress
     numcast.check_pair(source.canonical, to, mode=mode)
     if saturate and mode != "extended":
         raise UsageError("--saturate is only meaningful with --mode extended (TOSA fixes overflow behaviour)")
-    out_dtype = npyio._numpy_dtype(to)
-    head = npyio.header_bytes(header.shape, header.fortran_order, out_dtype)
+    kw = dict(src=source.canonical, mode=mode, saturate=saturate, stats=True)
 
-    reader = npyio.ChunkReader(header, source, chunk_bytes=chunk_bytes or npyio.DEFAULT_CHUNK_BYTES, fd=f.fd)
-    total = None
-    done = 0
-    item = header.dtype.itemsize
-    with npyio.atomic_output(job.output, target=job.target, protect=(job.source,)) as fp:
-        fp.write(head)
-        written = len(head)
-        nchunks = -(-header.count // reader.chunk_elems)
-        if nchunks <= 1:
-            # One chunk (a small file): no threads to start, nothing to overlap.
-            for chunk in reader:
-                npyio.check_interrupted()
-                y, total = numcast.cast_array(chunk, to, src=source.canonical, mode=mode, saturate=saturate, stats=True)
-                fp.write(np.ascontiguousarray(y).reshape(-1).view(np.uint8))
-                written += y.nbytes
-                done += chunk.size * item
-                if progress is not None:
-                    progress(done)
-        else:
-            # Reading (a thread inside the reader), casting (here, or `threads` threads
-            # taking turns by chunk) and writing (a thread) overlap: file I/O and most numpy
-            # loops release the GIL. Buffers are reused: nothing is allocated per chunk.
-            threads = max(1, min(threads or _default_threads(), nchunks, MAX_THREADS))
-            with _Writer(fp, min(header.count, reader.chunk_elems), out_dtype, pool=threads + 2) as writer:
-                pending: deque = deque()
-                kw = dict(src=source.canonical, mode=mode, saturate=saturate, stats=True)
+    def convert(chunk, out, first):
+        return numcast.cast_array(chunk, to, out=out, **kw)[1]
 
-                def finish() -> None:
-                    nonlocal total, done
-                    fut, buf, n = pending.popleft()
-                    _y, st = fut.result() if threads > 1 else fut
-                    if st is not None:
-                        total = st if total is None else total + st
-                    writer.put(buf)
-                    done += n * item
-                    if progress is not None:
-                        progress(done)
-
-                chunks = reader.prefetched(keep=threads)
-                try:
-                    with ThreadPoolExecutor(threads) if threads > 1 else _nullcontext() as pool:
-                        try:
-                            for chunk in chunks:
-                                npyio.check_interrupted()
-                                buf = writer.buffer(chunk.size)
-                                if threads > 1:
-                                    fut = pool.submit(numcast.cast_array, chunk, to, out=buf, **kw)
-                                else:
-                                    fut = numcast.cast_array(chunk, to, out=buf, **kw)
-                                pending.append((fut, buf, chunk.size))
-                                if len(pending) >= threads:
-                                    finish()
-                            while pending:
-                                finish()
-                        except BaseException:
-                            for fut, _, _ in pending:
-                                if threads > 1:
-                                    fut.cancel()
-                            raise
-                finally:
-                    chunks.close()  # stops the reading thread
-            written += writer.written
+    total, written = _convert_open(f, job, source, npyio._numpy_dtype(to), convert, chunk_bytes, threads, progress)
     if total is None:  # empty array: all-zero statistics
-        _, total = numcast.cast_array(
-            np.empty(0, dtype=source.native), to, src=source.canonical, mode=mode, saturate=saturate, stats=True
-        )
+        _, total = numcast.cast_array(np.empty(0, dtype=source.native), to, **kw)
     return CastReport(
         input=job.input,
         output=job.output,
@@ -391,6 +344,109 @@ def _cast_open(f, job, to, from_, mode, saturate, chunk_bytes, threads, progress
         bytes_in=header.offset + header.nbytes,
         bytes_out=written,
     )
+
+
+def convert_file(
+    src_path: str | os.PathLike,
+    dst_path: str | os.PathLike | None,
+    to: str,
+    prepare: Callable,
+    convert: Callable,
+    *,
+    force: bool = False,
+    chunk_bytes: int | None = None,
+    threads: int | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> tuple:
+    """The streaming driver of `cast_file` for any per-element conversion: plans the output
+    as a cast to `to` would (default `default_output(src_path, to)`), then reads the input a
+    chunk at a time, converts and writes atomically. `prepare(header, source)` checks the
+    conversion before anything is written and returns the output dtype; `convert(chunk,
+    out, first)` fills `out` from `chunk` (the file's elements `first`..., in its order) and
+    returns summable statistics or None. Returns (job, header, statistics or None, bytes
+    written)."""
+    plan = plan_casts([src_path], to, outputs=[dst_path], force=force)
+    job = plan.items[0]
+    if isinstance(job, Outcome):
+        raise UsageError(job.error)
+    with npyio.NpyInput(job.input) as f:
+        if f.ident.key != job.source.key:
+            raise UsageError(f"{job.input}: was replaced since the conversion started")
+        source = npyio.resolve_source(f.header, None)
+        out_dtype = prepare(f.header, source)
+        total, written = _convert_open(f, job, source, out_dtype, convert, chunk_bytes, threads, progress)
+        return job, f.header, total, written
+
+
+def _convert_open(f, job, source, out_dtype, convert, chunk_bytes, threads, progress) -> tuple:
+    """Stream the open input `f` through `convert` into the job's output: (statistics, bytes written)."""
+    header = f.header
+    head = npyio.header_bytes(header.shape, header.fortran_order, out_dtype)
+    reader = npyio.ChunkReader(header, source, chunk_bytes=chunk_bytes or npyio.DEFAULT_CHUNK_BYTES, fd=f.fd)
+    total = None
+    done = 0
+    item = header.dtype.itemsize
+    with npyio.atomic_output(job.output, target=job.target, protect=(job.source,)) as fp:
+        fp.write(head)
+        written = len(head)
+        nchunks = -(-header.count // reader.chunk_elems)
+        if nchunks <= 1:
+            # One chunk (a small file): no threads to start, nothing to overlap.
+            for chunk in reader:
+                npyio.check_interrupted()
+                y = np.empty(chunk.size, out_dtype)
+                total = convert(chunk, y, 0)
+                fp.write(y.view(np.uint8))
+                written += y.nbytes
+                done += chunk.size * item
+                if progress is not None:
+                    progress(done)
+        else:
+            # Reading (a thread inside the reader), converting (here, or `threads` threads
+            # taking turns by chunk) and writing (a thread) overlap: file I/O and most numpy
+            # loops release the GIL. Buffers are reused: nothing is allocated per chunk.
+            threads = max(1, min(threads or _default_threads(), nchunks, MAX_THREADS))
+            with _Writer(fp, min(header.count, reader.chunk_elems), out_dtype, pool=threads + 2) as writer:
+                pending: deque = deque()
+
+                def finish() -> None:
+                    nonlocal total, done
+                    fut, buf, n = pending.popleft()
+                    st = fut.result() if threads > 1 else fut
+                    if st is not None:
+                        total = st if total is None else total + st
+                    writer.put(buf)
+                    done += n * item
+                    if progress is not None:
+                        progress(done)
+
+                chunks = reader.prefetched(keep=threads)
+                first = 0
+                try:
+                    with ThreadPoolExecutor(threads) if threads > 1 else _nullcontext() as pool:
+                        try:
+                            for chunk in chunks:
+                                npyio.check_interrupted()
+                                buf = writer.buffer(chunk.size)
+                                if threads > 1:
+                                    fut = pool.submit(convert, chunk, buf, first)
+                                else:
+                                    fut = convert(chunk, buf, first)
+                                first += chunk.size
+                                pending.append((fut, buf, chunk.size))
+                                if len(pending) >= threads:
+                                    finish()
+                            while pending:
+                                finish()
+                        except BaseException:
+                            for fut, _, _ in pending:
+                                if threads > 1:
+                                    fut.cancel()
+                            raise
+                finally:
+                    chunks.close()  # stops the reading thread
+            written += writer.written
+    return total, written
 
 
 class _Writer:

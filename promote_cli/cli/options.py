@@ -12,17 +12,9 @@ from promote_cli.errors import UsageError
 
 
 def _complete_framework(ctx, param, incomplete):
-    from promote_cli.oracle import registry
-    from promote_cli.oracle.registry import read_toml
+    import promote_cli as api
 
-    items = []
-    for stem, path in registry.rule_files().items():
-        name = stem.split("@", 1)[0]
-        version = read_toml(path).get("version")
-        for label in {name, f"{name}@{version}"}:
-            if label.startswith(incomplete):
-                items.append(label)
-    return [CompletionItem(x) for x in sorted(set(items))]
+    return [CompletionItem(x) for x in api.framework_names() if x.startswith(incomplete)]
 
 
 def _complete_dtype(ctx, param, incomplete):
@@ -39,14 +31,14 @@ def _complete_dtype(ctx, param, incomplete):
 
 
 def _complete_op(ctx, param, incomplete):
-    from promote_cli.oracle import registry
+    import promote_cli as api
 
     fw = ctx.params.get("framework")
     if not fw:
         return []
     try:
-        rs = registry.load(fw)
-    except Exception:
+        rs = api.load(fw)
+    except Exception:  # completion never fails: a broken name or file completes nothing
         return []
     return [CompletionItem(o) for o in rs.op_index if o.startswith(incomplete)]
 
@@ -72,6 +64,21 @@ def parse_options(pairs) -> dict:
             raise UsageError(f"-O takes KEY=VALUE, got {pair!r}")
         out[key.strip()] = value.strip()
     return out
+
+
+MAX_TYPES = 1000  # far more than the vocabulary's operands: a longer list must repeat some
+
+
+def parse_types(text: str | None) -> list[str] | None:
+    """`--types A,B,...` as a list (None when not given); a list of repeats is refused early."""
+    if text is None:
+        return None
+    items = [t.strip() for t in text.split(",") if t.strip()]
+    if not items:
+        raise UsageError("--types lists no operand (give A,B,...)")
+    if len(items) > MAX_TYPES:
+        raise UsageError(f"--types lists {len(items)} operands; a table has at most one row per operand")
+    return items
 
 
 def require_framework(framework: str | None) -> str:

@@ -364,12 +364,18 @@ def answer(rs: Ruleset, a, b, op: str = "add", options: dict | None = None) -> A
                   refusal=refusal, hint=hint, result_operand=result)
 
 
-def _decide(rs: Ruleset, group: str, op: str, a: Operand, b: Operand, values: dict):
-    """(result, rule, reason, refusal) for normalised operands; messages see `{op}` as the user wrote it."""
+def _env(rs: Ruleset) -> dict:
     env = rs.state.get("env")
     if env is None:
         env = rs.state["env"] = _environment(rs)
         rs.state["set_text"] = {name: SetText(d.name for d in members) for name, members in rs.sets.items()}
+    return env
+
+
+def _decide(rs: Ruleset, group: str, op: str, a: Operand, b: Operand, values: dict, after: bool = True):
+    """(result, rule, reason, refusal) for normalised operands; messages see `{op}` as the user wrote it.
+    `after=False`: the `[[rules]]` clause's result, without the `[[after]]` clauses."""
+    env = _env(rs)
     local = dict(values)
     local["op"] = group
     local["_op_name"] = op
@@ -383,16 +389,23 @@ def _decide(rs: Ruleset, group: str, op: str, a: Operand, b: Operand, values: di
                 break
         else:
             raise _Decided(f"no rule of {rs.name} decides {a} {op} {b}", None)
-        for clause in rs.after:
-            outcome = _try(rs, clause, env, local, a, b, result)
-            if outcome is not None:
-                result = outcome[0]
-                if outcome[1]:
-                    reason = f"{reason}; {outcome[1]}" if reason else outcome[1]
-                rule = f"{rule}, {clause.name}"
+        if after:
+            result, rule, reason = _after(rs, env, local, a, b, result, rule, reason)
         return result, rule, reason, None
     except _Decided as exc:
         return None, exc.rule, str(exc), str(exc)
+
+
+def _after(rs: Ruleset, env: dict, local: dict, a: Operand, b: Operand, result, rule, reason):
+    """Every matching `[[after]]` clause adjusts `result` (or raises _Decided)."""
+    for clause in rs.after:
+        outcome = _try(rs, clause, env, local, a, b, result)
+        if outcome is not None:
+            result = outcome[0]
+            if outcome[1]:
+                reason = f"{reason}; {outcome[1]}" if reason else outcome[1]
+            rule = f"{rule}, {clause.name}"
+    return result, rule, reason
 
 
 def _try(rs: Ruleset, clause: Clause, env: dict, local: dict, a: Operand, b: Operand, result):
@@ -460,10 +473,15 @@ def _hint(rs: Ruleset, group: str, op: str, a: Operand, b: Operand, values: dict
 def answer_n(rs: Ruleset, operand_list, op: str = "add", options: dict | None = None) -> Answer:
     """The answer for N operands (`result_type(a, b, c, ...)`), as the file's `[nary]` says.
 
-    `fold` (the default): ((a op b) op c) ..., each step a pair answer whose result operand
-    (weak or not) is the next step's left operand; the first refusal refuses the whole.
-    `join`: one least upper bound of every operand's node on the named lattice (associative,
-    order-free), weak exactly when that bound is a weak node.
+    `fold` (the default): ((a op b) op c) ..., each step a whole pair answer whose result
+    operand (weak or not) is the next step's left operand; the first refusal refuses the whole.
+    `join`: the operands combined at once, each intermediate result keeping its form (a weak
+    one stays weak), then the `[[after]]` clauses once on the end result: on a `lattice`, one
+    least upper bound of every operand's node; without one, the `[[rules]]` clauses pairwise.
+    `sequence`: a common-type reduction in which the operand that `knows` the other answers
+    (see `_Sequence`). `grouped`: a fold within each form's group, then the groups' results
+    combined from the weakest up (see `_grouped`). With `strong_first`, Python scalars and weak operands are first moved
+    after the others.
     Two operands give what `answer` gives. The answer's `operands` lists them all; `a` and
     `b` are the first two.
     """
@@ -499,27 +517,15 @@ def answer_n(rs: Ruleset, operand_list, op: str = "add", options: dict | None = 
 
 def _decide_n(rs: Ruleset, group: str, op: str, normal: list[Operand], values: dict):
     """(result, rule, reason, refusal) for N normalised operands."""
-    if rs.nary.method == "join":
-        lat = rs.lattices[rs.nary.lattice]
-        if lat.option is not None:
-            lat = rs.lattices[lat.pick[values[lat.option]]]
-        if rs.nary.map is not None:
-            chosen = rs.maps[rs.nary.map]
-            pairs = rs.maps[chosen.pick[values[chosen.option]]].pairs if chosen.option else chosen.pairs
-            normal = [Operand(x.form, pairs[x.dtype.name]) if x.dtype is not None and x.dtype.name in pairs else x
-                      for x in normal]
-        least = _node(lat, normal[0])
-        for index, x in enumerate(normal[1:], 1):
-            node = _node(lat, x)
-            least = lat.joins.get((least, node)) if least is not None and node is not None else None
-            if least is None:
-                message = lat.reason.format(a=", ".join(map(str, normal[:index])), b=x)
-                return None, f"lattice {lat.name}", message, message
-        if least is None:
-            message = lat.reason.format(a=normal[0], b=normal[0])
-            return None, f"lattice {lat.name}", message, message
-        result = _as_operand(lat.weak.get(least) or lat.nodes[least])
-        return result, f"lattice {lat.name}", f"the least upper bound of {len(normal)} operands", None
+    nary = rs.nary
+    if nary.strong_first:  # the others first, then Python scalars and weak operands, each in their order
+        normal = [x for x in normal if x.form not in (PYTHON, WEAK)] + [x for x in normal if x.form in (PYTHON, WEAK)]
+    if nary.method == "sequence":
+        return _sequence(rs, group, op, normal, values)
+    if nary.method == "join":
+        return _join(rs, group, op, normal, values)
+    if nary.method == "grouped":
+        return _grouped(rs, group, op, normal, values)
     if len(normal) == 1:
         if normal[0].dtype is None:
             raise UsageError(f"{normal[0]} alone has no dtype in {rs.name}")
@@ -536,8 +542,232 @@ def _decide_n(rs: Ruleset, group: str, op: str, normal: list[Operand], values: d
             return None, rule, f"{acc} {op} {x}: {reason}", f"{acc} {op} {x}: {refusal}"
         rules.append(rule)
         reasons.append(f"{acc} {op} {x} -> {result}")
-        try:
-            acc = normalise(rs, result)  # the next step sees the result as the file sees an operand
-        except (UsageError, Refusal):
-            acc = result
+        acc = _as_next(rs, result)
     return acc, "; ".join(rules), "folded left: " + ", ".join(reasons), None
+
+
+def _as_next(rs: Ruleset, result: Operand) -> Operand:
+    """A step's result as the next step's operand: as the file sees an operand."""
+    try:
+        return normalise(rs, result)
+    except (UsageError, Refusal):
+        return result
+
+
+def _local(values: dict, group: str, op: str) -> dict:
+    local = dict(values)
+    local["op"] = group
+    local["_op_name"] = op
+    return local
+
+
+def _join(rs: Ruleset, group: str, op: str, normal: list[Operand], values: dict):
+    """`join`: one bound of all operands (a lattice's, or the `[[rules]]` clauses' applied pairwise,
+    intermediate results keeping their form), then the `[[after]]` clauses once, seeing the end
+    result as `result` and the first and last operands as `a` and `b`."""
+    if rs.nary.lattice is not None:
+        found = _lattice_bound(rs, normal, values)
+        if found[0] is None:
+            return found
+        acc, rule, reason = found
+    else:
+        memo = rs.state.setdefault("memo", {})
+        acc, rules = normal[0], []
+        for x in normal[1:] or normal:  # one operand: its bound with itself
+            key = (op, str(acc), str(x), tuple(values.items()), "rules only")
+            hit = memo.get(key)
+            if hit is None:
+                hit = memo[key] = _decide(rs, group, op, acc, x, values, after=False)
+            result, step_rule, step_reason, refusal = hit
+            if result is None:
+                return None, step_rule, f"{acc} {op} {x}: {step_reason}", f"{acc} {op} {x}: {refusal}"
+            rules.append(step_rule)
+            acc = _as_next(rs, result)
+        rule = "; ".join(rules)
+        reason = f"the bound of {len(normal)} operands by the rules, weak ones kept weak"
+    try:
+        acc, rule, reason = _after(rs, _env(rs), _local(values, group, op), normal[0], normal[-1], acc, rule, reason)
+    except _Decided as exc:
+        return None, f"{rule}, {exc.rule}", str(exc), str(exc)
+    return acc, rule, reason, None
+
+
+def _lattice_bound(rs: Ruleset, normal: list[Operand], values: dict):
+    """(bound, rule, reason), or (None, rule, reason, refusal): the least upper bound on the `[nary]` lattice."""
+    lat = rs.lattices[rs.nary.lattice]
+    if lat.option is not None:
+        lat = rs.lattices[lat.pick[values[lat.option]]]
+    if rs.nary.map is not None:
+        chosen = rs.maps[rs.nary.map]
+        pairs = rs.maps[chosen.pick[values[chosen.option]]].pairs if chosen.option else chosen.pairs
+        normal = [Operand(x.form, pairs[x.dtype.name]) if x.dtype is not None and x.dtype.name in pairs else x
+                  for x in normal]
+    least = _node(lat, normal[0])
+    for index, x in enumerate(normal[1:], 1):
+        node = _node(lat, x)
+        least = lat.joins.get((least, node)) if least is not None and node is not None else None
+        if least is None:
+            message = lat.reason.format(a=", ".join(map(str, normal[:index])), b=x)
+            return None, f"lattice {lat.name}", message, message
+    if least is None:
+        message = lat.reason.format(a=normal[0], b=normal[0])
+        return None, f"lattice {lat.name}", message, message
+    result = _as_operand(lat.weak.get(least) or lat.nodes[least])
+    return result, f"lattice {lat.name}", f"the least upper bound of {len(normal)} operands"
+
+
+def _grouped(rs: Ruleset, group: str, op: str, normal: list[Operand], values: dict):
+    """`grouped` (PyTorch's ResultTypeState, aten/src/ATen/native/TypeProperties.cpp): a left fold of
+    the pair answers within each group of operands of one form; then, from the weakest group up,
+    a group's result (in its form) with the combined result of the weaker ones (in the form of
+    the group just below it)."""
+    memo = rs.state.setdefault("memo", {})
+    forms = rs.nary.groups
+    stray = next((x for x in normal if x.form not in forms), None)
+    if stray is not None:
+        raise UsageError(f"{rs.name} answers N operands by their form ({', '.join(forms)}), and {stray} has none of them")
+
+    def pair(x: Operand, y: Operand):
+        key = (op, str(x), str(y), tuple(values.items()))
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = _decide(rs, group, op, x, y, values)
+        return hit
+
+    combined, rules, reasons = None, [], []
+    for form in reversed(forms):
+        members = [x for x in normal if x.form == form]
+        if not members:
+            continue
+        acc = members[0]
+        for x in [*members[1:], *([combined] if combined is not None else [])]:
+            result, rule, reason, refusal = pair(acc, x)
+            if result is None:
+                return None, rule, f"{acc} {op} {x}: {reason}", f"{acc} {op} {x}: {refusal}"
+            rules.append(rule)
+            reasons.append(f"{acc} {op} {x} -> {result}")
+            acc = result.with_form(form) if result.dtype is not None else result
+        combined = acc
+    result = _as_operand(combined.with_form(TENSOR)) if combined.form == RANK0 else combined
+    if len(normal) == 1 or not rules:
+        return result, "one operand" if len(normal) == 1 else "one form", "a group's operands, folded", None
+    return result, "; ".join(rules), "by form, weakest first: " + ", ".join(reasons), None
+
+
+_UNKNOWN = object()  # a common-type function that does not answer for the other operand
+
+
+class _Sequence:
+    """NumPy's common-type reduction (numpy/_core/src/multiarray/common_dtype.c,
+    `PyArray_PromoteDTypeSequence` and `reduce_dtypes_to_most_knowledgeable`), over this
+    file's pair answers.
+
+    `one(x, y)` is x's own common-type function asked about y: x itself for the same
+    operand; nothing (`_UNKNOWN`) unless the file's `knows` holds for (x, y); x itself
+    where `keeps` holds; else the pair answer, nothing where that refuses. `both(x, y)`
+    asks x, then y (NumPy's `PyArray_CommonDType`).
+    """
+
+    def __init__(self, rs: Ruleset, group: str, op: str, values: dict):
+        self.rs, self.group, self.op, self.values = rs, group, op, values
+        self.env = _env(rs)
+        self.local = _local(values, group, op)
+        ranks = rs.state.get("nary_ranks")
+        if ranks is None:
+            ranks = rs.state["nary_ranks"] = {spelling: i for i, spelling in enumerate(rs.nary.order)}
+        self.ranks = ranks
+        self.local["rank"] = self.rank
+        self.memo = rs.state.setdefault("memo", {})
+
+    def rank(self, x) -> int:
+        found = self.ranks.get(str(x))
+        if found is None and isinstance(x, Operand) and x.dtype is not None:
+            found = self.ranks.get(x.dtype.name)
+        if found is None:
+            raise RuleDefect(f"{self.rs.path}: [nary] order does not list {x}")
+        return found
+
+    def pair(self, x: Operand, y: Operand):
+        key = (self.op, str(x), str(y), tuple(self.values.items()))
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo[key] = _decide(self.rs, self.group, self.op, x, y, self.values)
+        return hit
+
+    def holds(self, name: str, x: Operand, y: Operand) -> bool:
+        self.local["a"], self.local["b"] = x, y
+        try:
+            return bool(getattr(self.rs.nary, name).eval(self.env, self.local))
+        except PromoteError:
+            raise
+        except Exception as exc:  # an expression that does not fit these operands: a defect of the file
+            raise RuleDefect(f"{self.rs.path}: [nary] {name} fails on ({x}, {y}): {exc}") from None
+
+    def one(self, x: Operand, y: Operand):
+        if str(x) == str(y):
+            return x
+        if not self.holds("knows", x, y):
+            return _UNKNOWN
+        if self.rs.nary.keeps is not None and self.holds("keeps", x, y):
+            return x
+        result = self.pair(x, y)[0]
+        return _UNKNOWN if result is None else _as_next(self.rs, result)
+
+    def both(self, x: Operand, y: Operand):
+        found = self.one(x, y)
+        return self.one(y, x) if found is _UNKNOWN else found
+
+    def most_knowledgeable(self, ops: list, length: int):
+        """`reduce_dtypes_to_most_knowledgeable`: pairs the first half with the second half
+        reversed, moves the one that knows more forward, drops (None) an operand that cannot
+        change the result; recursive on the first half. Returns the last pair's common type."""
+        half = length // 2
+        found = _UNKNOWN
+        for low in range(half):
+            high = length - 1 - low
+            found = ops[low] if str(ops[low]) == str(ops[high]) else self.one(ops[low], ops[high])
+            if found is _UNKNOWN:
+                ops[low], ops[high] = ops[high], ops[low]
+            elif str(found) == str(ops[low]):
+                ops[high] = None
+        if length == 2:
+            return found
+        return self.most_knowledgeable(ops, length - half)
+
+    def refusal(self, x: Operand, y: Operand, why: str):
+        hit = self.pair(x, y)
+        message = hit[3] if hit[0] is None else f"{y} {why} {x}"
+        return None, hit[1] or "sequence", message, message
+
+    def run(self, normal: list[Operand]):
+        ops = list(normal)
+        if len(ops) == 1:
+            result = ops[0]
+        else:
+            found = self.most_knowledgeable(ops, len(ops))
+            main = ops[0]
+            result, start = (None, 1) if found is _UNKNOWN else (found, 2)
+            for x in ops[start:]:
+                if x is None:
+                    continue
+                promotion = self.one(main, x)
+                if promotion is _UNKNOWN:
+                    return self.refusal(main, x, "has no common type known to")
+                if result is None:
+                    result = promotion
+                    continue
+                common = self.both(result, promotion)
+                if common is _UNKNOWN:
+                    return self.refusal(result, promotion, "has no common type with")
+                result = common
+        reason = f"the common type of {len(normal)} operand{'s' if len(normal) > 1 else ''}, reduced at once"
+        if result.dtype is None:  # a Python scalar's type: the type the file gives two of them
+            hit = self.pair(result, result)
+            if hit[0] is None:
+                return None, hit[1], hit[2], hit[3]
+            result, reason = hit[0], f"{reason}; {result} alone: {hit[2]}" if hit[2] else reason
+        return result, "sequence", reason, None
+
+
+def _sequence(rs: Ruleset, group: str, op: str, normal: list[Operand], values: dict):
+    return _Sequence(rs, group, op, values).run(normal)

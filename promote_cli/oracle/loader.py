@@ -46,7 +46,9 @@ MERGED_KEYS = ("tables", "lattices", "options", "ops", "sets", "op_lists", "let"
 RESERVED = frozenset({"a", "b", "op", "result", "true", "false", "True", "False"})
 #: `kind:WORD` in a set: the file's types of these vocabulary kinds.
 KIND_WORDS = {**{k: (k,) for k in dtypes.KINDS}, "int": ("signed", "unsigned")}
-NARY_METHODS = ("fold", "join")
+NARY_METHODS = ("fold", "join", "sequence", "grouped")
+#: the operand forms a `grouped` N-ary answer may group by (each has a dtype)
+GROUP_FORMS = ("tensor", "0d", "weak")
 FORM_POLICIES = {"rank0": ("distinct", "tensor"), "weak": ("distinct", "tensor", "refuse"),
                  "python": ("distinct", "refuse")}
 OPTION_TYPES = ("bool", "dtype", "choice", "int")
@@ -262,7 +264,7 @@ def build(raw: dict, path: str) -> Ruleset:
                 check.fail(f"{phase}[{index}].name", f"duplicate rule name {clause.name!r}")
             seen.add(clause.name)
             getattr(rs, phase).append(clause)
-    rs.nary = _nary(check, raw.get("nary"), lattices, maps)
+    rs.nary = _nary(check, raw.get("nary"), rs, scope)
     return rs
 
 
@@ -759,6 +761,8 @@ def _clause(check: _Checker, rs: Ruleset, scope: _Scope, phase: str, index: int,
             check.fail(f"{key}.ops", "the file declares no [ops] groups")
         groups: list[str] = []
         for op in ops:
+            if not isinstance(op, str):
+                check.fail(f"{key}.ops", f"expected op group names, got {type(op).__name__}")
             if op in rs.op_lists:
                 groups.extend(rs.op_lists[op])
             elif op in rs.ops:
@@ -789,20 +793,57 @@ def _clause(check: _Checker, rs: Ruleset, scope: _Scope, phase: str, index: int,
     return Clause(name, ops, expr("if"), symmetric, expr("result"), refuse, expr("weak"), reason)
 
 
-def _nary(check: _Checker, raw, lattices: dict[str, Lattice], maps: dict[str, TypeMap]) -> NAry:
+def _nary(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> NAry:
     if raw is None:
         return NAry()
+    lattices, maps = rs.lattices, rs.maps
     raw = check.table_of(raw, "nary")
-    check.unknown_keys(raw, {"method", "lattice", "map", "doc"}, "nary")
+    check.unknown_keys(raw, {"method", "lattice", "map", "strong_first", "order", "knows", "keeps", "groups", "doc"},
+                       "nary")
     method = raw.get("method")
     if method not in NARY_METHODS:
         check.fail("nary.method", f"expected one of {', '.join(NARY_METHODS)}, got {method!r}")
+    check.str_of(raw.get("doc", ""), "nary.doc")
+    strong_first = raw.get("strong_first", False)
+    if not isinstance(strong_first, bool):
+        check.fail("nary.strong_first", "expected true or false")
     lattice, mapping = raw.get("lattice"), raw.get("map")
-    if method == "join":
+    if method == "join" and lattice is not None:
         if lattice not in lattices:
             check.fail("nary.lattice", f"{lattice!r} names no lattice of this file ({', '.join(lattices) or 'none'})")
         if mapping is not None and mapping not in maps:
             check.fail("nary.map", f"{mapping!r} names no map of this file ({', '.join(maps) or 'none'})")
-    elif lattice is not None or mapping is not None:
+    elif mapping is not None:
+        check.fail("nary.map", "only a join on a lattice reads a map")
+    elif lattice is not None:
         check.fail("nary", "only the join method reads a lattice and a map")
-    return NAry(method, lattice, mapping)
+    groups = raw.get("groups")
+    if method == "grouped":
+        groups = tuple(check.list_of(groups, "nary.groups"))
+        if not groups or any(g not in GROUP_FORMS for g in groups) or len(set(groups)) != len(groups):
+            check.fail("nary.groups", f"expected distinct operand forms from {', '.join(GROUP_FORMS)}, got {list(groups)}")
+    elif groups is not None:
+        check.fail("nary.groups", "only the grouped method reads groups")
+    if method != "sequence":
+        for key in ("order", "knows", "keeps"):
+            if key in raw:
+                check.fail(f"nary.{key}", "only the sequence method reads order, knows and keeps")
+        return NAry(method, lattice, mapping, strong_first, groups=groups or ())
+    order = tuple(check.list_of(raw.get("order", []), "nary.order"))
+    for index, spelling in enumerate(order):
+        if not isinstance(spelling, str) or check.operand(spelling, f"nary.order[{index}]") is None:
+            check.fail(f"nary.order[{index}]", f"expected an operand spelling, got {spelling!r}")
+    if len(set(order)) != len(order):
+        check.fail("nary.order", "an operand is listed twice")
+    if "knows" not in raw:
+        check.fail("nary.knows", "the sequence method needs `knows`: when a's common type answers for b")
+    expressions = {}
+    for key in ("knows", "keeps"):
+        if key in raw:
+            text = check.str_of(raw[key], f"nary.{key}")
+            try:
+                expressions[key] = compile_expr(text, scope.names | {"rank"}, FUNCTIONS | {"rank"}, scope.lets,
+                                                scope.check_call, scope.rewrite_call)
+            except ExprError as exc:
+                check.fail(f"nary.{key}", str(exc))
+    return NAry(method, None, None, strong_first, order, expressions["knows"], expressions.get("keeps"))

@@ -1,11 +1,16 @@
-"""Whole promotion matrices and the differences between two rulesets."""
+"""Whole promotion matrices and the differences between rulesets.
+
+A cell whose operand form the framework cannot reason about (CANN and Python scalars) reads
+as refused. A `RuleDefect` (a rule that fails while answering) is never a cell: it propagates,
+so a broken rule file is reported instead of being shown as a refusal or a difference.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from promote_cli.errors import PromoteError, UsageError
-from promote_cli.oracle.engine import Answer, answer, parse_options
+from promote_cli.errors import RuleDefect, UsageError
+from promote_cli.oracle.engine import Answer, answer, parse_options, resolve_op
 from promote_cli.oracle.model import Ruleset
 from promote_cli.vocab import dtypes, operands
 
@@ -26,28 +31,53 @@ class Matrix:
 
 
 @dataclass
+class Side:
+    """One side of a diff: the label it is shown under, its ruleset and the options it is asked with."""
+
+    label: str
+    ruleset: Ruleset
+    options: dict
+
+
+@dataclass
 class Diff:
-    frameworks: tuple[str, str]
+    """The cells where the sides answer differently; each difference is `{"a", "b", LABEL: result, ...}`."""
+
+    frameworks: tuple[str, ...]
     op: str
     types: list[str]
     differences: list[dict]
 
 
-def axis(rs: Ruleset, types: list[str] | None) -> list[str]:
-    """The operands of a table: the given ones (canonical), else the framework's types."""
-    if types:
-        return [str(operands.parse(t)) for t in types]
-    return [d.name for d in rs.types]
+def axis(rs: Ruleset | None, types: list[str] | None) -> list[str]:
+    """The operands of a table: the given ones (canonical, each once), else the framework's types."""
+    if types is None:
+        return [d.name for d in rs.types]
+    names: list[str] = []
+    seen: dict[str, str] = {}
+    for given in types:
+        name = str(operands.parse(given))
+        if name in seen:
+            raise UsageError(f"--types lists {name} twice ({seen[name]!r} and {given!r})")
+        seen[name] = given
+        names.append(name)
+    if not names:
+        raise UsageError("--types lists no operand")
+    return names
 
 
 def _cell(rs: Ruleset, a: str, b: str, op: str, options: dict | None) -> Answer | None:
     try:
         return answer(rs, a, b, op, options)
+    except RuleDefect:
+        raise
     except UsageError:
         return None  # a form this framework refuses to reason about
 
 
 def matrix(rs: Ruleset, types: list[str] | None = None, op: str = "add", options: dict | None = None) -> Matrix:
+    """The full matrix; UsageError for an unknown op, option or type, RuleDefect for a failing rule."""
+    resolve_op(rs, op)
     shown = {k: getattr(v, "name", v) for k, v in parse_options(rs, options).items()}  # bad options fail here
     names = axis(rs, types)
     cells = []
@@ -62,28 +92,32 @@ def matrix(rs: Ruleset, types: list[str] | None = None, op: str = "add", options
     return Matrix(rs.name, rs.version, op, names, cells, shown)
 
 
-def union_types(rs1: Ruleset, rs2: Ruleset) -> list[str]:
-    """Both type sets, in the vocabulary's order."""
-    have = {d.name for d in rs1.types} | {d.name for d in rs2.types}
+def union_types(rulesets: list[Ruleset]) -> list[str]:
+    """Every side's type set, in the vocabulary's order."""
+    have = {d.name for rs in rulesets for d in rs.types}
     return [name for name in dtypes.DTYPES if name in have]
 
 
-def diff(rs1: Ruleset, rs2: Ruleset, label1: str, label2: str, types: list[str] | None = None,
-         op: str = "add", options1: dict | None = None, options2: dict | None = None) -> Diff:
-    """The cells where the two rulesets answer differently (a refused or missing cell reads None)."""
-    names = [str(operands.parse(t)) for t in types] if types else union_types(rs1, rs2)
+def diff(sides: list[Side], types: list[str] | None = None, op: str = "add") -> Diff:
+    """The cells where the sides answer differently (a refused or missing cell reads None)."""
+    labels = [s.label for s in sides]
+    if len(sides) < 2:
+        raise UsageError("a diff compares two or more rulesets")
+    for side in sides:
+        resolve_op(side.ruleset, op)
+        parse_options(side.ruleset, side.options)  # bad values fail here, once
+    names = axis(None, types) if types is not None else union_types([s.ruleset for s in sides])
     out = []
     for a in names:
         for b in names:
-            r1 = _result(rs1, a, b, op, options1)
-            r2 = _result(rs2, a, b, op, options2)
-            if r1 != r2:
-                out.append({"a": a, "b": b, label1: r1, label2: r2})
-    return Diff((label1, label2), op, names, out)
+            results = [_result(s.ruleset, a, b, op, s.options) for s in sides]
+            if any(r != results[0] for r in results[1:]):
+                row = {"a": a, "b": b}
+                row.update(zip(labels, results))
+                out.append(row)
+    return Diff(tuple(labels), op, names, out)
 
 
 def _result(rs: Ruleset, a: str, b: str, op: str, options: dict | None) -> str | None:
-    try:
-        return answer(rs, a, b, op, options).result
-    except PromoteError:
-        return None
+    ans = _cell(rs, a, b, op, options)
+    return ans.result if ans is not None else None

@@ -73,11 +73,27 @@ class TypeMap:
 
 @dataclass
 class NAry:
-    """How `result_type(a, b, c, ...)` is answered: `fold` pairwise from the left, or one `join` on a lattice."""
+    """How `result_type(a, b, c, ...)` is answered (the file's `[nary]`; docs/rules.md, "N operands").
+
+    `fold`: pairwise from the left, each step a whole pair answer. `join`: the operands
+    combined at once, each intermediate result keeping its form, the `[[after]]` clauses
+    applied once to the end result; on a `lattice` (one least upper bound) or, without
+    one, through the file's `[[rules]]`. `sequence`: a common-type reduction over all
+    operands in which the operand that `knows` the other answers each pair (NumPy's
+    PromoteDTypeSequence). `grouped`: a left fold within each group of operands of one
+    form (`groups`, the strongest first), then the groups' results combined from the
+    weakest up. `strong_first`: Python scalars and weak operands move after the others
+    (order otherwise kept) before any method runs.
+    """
 
     method: str = "fold"
     lattice: str | None = None
-    map: str | None = None   # join: a type map applied to every operand first
+    map: str | None = None   # join on a lattice: a type map applied to every operand first
+    strong_first: bool = False
+    order: tuple[str, ...] = ()     # sequence: rank(x) is x's index here
+    knows: Expr | None = None       # sequence: a's common-type function answers for b
+    keeps: Expr | None = None       # sequence: ... and answers a itself
+    groups: tuple[str, ...] = ()    # grouped: operand forms, the strongest first
 
 
 @dataclass

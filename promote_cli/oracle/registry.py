@@ -72,6 +72,21 @@ def names() -> list[str]:
     return sorted({stem.split("@", 1)[0] for stem in rule_files()})
 
 
+def labels() -> list[str]:
+    """`NAME` and `NAME@VERSION` of every rule file, sorted; a file that does not read gives its bare name."""
+    out = set()
+    for stem, path in rule_files().items():
+        name = stem.split("@", 1)[0]
+        out.add(name)
+        try:
+            version = read_toml(path).get("version")
+        except RuleFileError:
+            continue
+        if version is not None:
+            out.add(f"{name}@{version}")
+    return sorted(out)
+
+
 def _version_key(version: str):
     return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"[.\-]", version)]
 

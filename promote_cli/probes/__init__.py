@@ -7,6 +7,8 @@ import os
 import platform
 import tempfile
 
+from promote_cli.errors import UsageError
+
 
 #: the keys of a recording that hold cases, written one case per line, in this order, last.
 CASE_LISTS = ("nary", "cases")
@@ -26,7 +28,10 @@ def write_recording(data: dict, path: str) -> None:
                   for i, c in enumerate(cases)]
     lines.append("]}")
     directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".promote-", suffix=".json.tmp", dir=directory)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".promote-", suffix=".json.tmp", dir=directory)
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot write the recording: {exc.strerror}") from None
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write("\n".join(lines) + "\n")
@@ -34,6 +39,9 @@ def write_recording(data: dict, path: str) -> None:
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a recording is an ordinary file
         os.replace(tmp, path)
+    except OSError as exc:
+        os.unlink(tmp)
+        raise UsageError(f"{path}: cannot write the recording: {exc.strerror or exc}") from None
     except BaseException:
         os.unlink(tmp)
         raise

@@ -1,4 +1,8 @@
-"""Comparing a ruleset with a recording, or with a live framework through its probe."""
+"""Comparing a ruleset with a recording, or with a live framework through its probe.
+
+A recording is checked before use (`check_recording`): a malformed one is a one-line usage
+error naming what is wrong, and one made for another framework is refused.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,9 @@ from pathlib import Path
 from promote_cli.errors import PromoteError, RuleDefect, UsageError
 from promote_cli.oracle import registry
 from promote_cli.oracle.engine import answer, answer_n
+
+CASE_SHAPE = "[op, a, b, options, result, error]"
+NARY_SHAPE = "[op, [a, b, c, ...], null, options, result, error]"
 
 
 @dataclass
@@ -30,19 +37,90 @@ class Mismatch:
         return f"{self.a} {self.op} {self.b} {opts}".rstrip() + f": framework gives {want}, ruleset gives {got}"
 
 
+def _brief(value, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def load_recording(path: str | Path) -> dict:
+    """A recording file, checked before use: UsageError (one line) naming what is malformed."""
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
-    except (OSError, ValueError) as exc:
-        raise UsageError(f"{path}: not a readable recording: {exc}") from None
-    if not isinstance(data, dict) or "cases" not in data or "ruleset" not in data:
-        raise UsageError(f"{path}: not a recording (needs 'ruleset' and 'cases')")
+    except (OSError, ValueError, RecursionError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
+        raise UsageError(f"{path}: not a readable recording: {reason}") from None
+    check_recording(data, str(path))
     return data
 
 
+def check_recording(data, where: str) -> None:
+    """UsageError unless `data` has the shape of a recording: `ruleset` (a name), optional `package` and
+    `version` strings, `cases`, a list of [op, a, b, options, result, error], and optionally `nary`, a list
+    of [op, [a, b, c, ...], null, options, result, error]."""
+    if not isinstance(data, dict):
+        raise UsageError(f"{where}: not a recording: expected a JSON object, got {type(data).__name__}")
+    missing = [k for k in ("ruleset", "cases") if k not in data]
+    if missing:
+        raise UsageError(f"{where}: not a recording (needs 'ruleset' and 'cases'; missing {', '.join(missing)})")
+    if not isinstance(data["ruleset"], str) or not data["ruleset"].strip():
+        raise UsageError(f"{where}: ruleset: expected a framework name, got {_brief(data['ruleset'])}")
+    for key in ("package", "version"):
+        if key in data and not isinstance(data[key], (str, type(None))):
+            raise UsageError(f"{where}: {key}: expected a string, got {_brief(data[key])}")
+    cases = data["cases"]
+    if not isinstance(cases, list):
+        raise UsageError(f"{where}: cases: expected a list of {CASE_SHAPE}, got {type(cases).__name__}")
+    for index, case in enumerate(cases):
+        if not isinstance(case, list) or len(case) != 6:
+            raise UsageError(f"{where}: cases[{index}]: expected {CASE_SHAPE}, got {_brief(case)}")
+        op, a, b, options, result, error = case
+        for field, value in (("op", op), ("a", a), ("b", b)):
+            if not isinstance(value, str):
+                raise UsageError(f"{where}: cases[{index}]: {field} must be a string, got {_brief(value)}")
+        _check_answer(where, f"cases[{index}]", options, result, error)
+    nary = data.get("nary", [])
+    if not isinstance(nary, list):
+        raise UsageError(f"{where}: nary: expected a list of {NARY_SHAPE}, got {type(nary).__name__}")
+    for index, case in enumerate(nary):
+        if not isinstance(case, list) or len(case) != 6:
+            raise UsageError(f"{where}: nary[{index}]: expected {NARY_SHAPE}, got {_brief(case)}")
+        op, operand_list, _, options, result, error = case
+        if not isinstance(op, str):
+            raise UsageError(f"{where}: nary[{index}]: op must be a string, got {_brief(op)}")
+        if (not isinstance(operand_list, list) or len(operand_list) < 2
+                or not all(isinstance(x, str) for x in operand_list)):
+            raise UsageError(f"{where}: nary[{index}]: expected a list of two or more operands, "
+                             f"got {_brief(operand_list)}")
+        _check_answer(where, f"nary[{index}]", options, result, error)
+
+
+def _check_answer(where: str, key: str, options, result, error) -> None:
+    """A case's options (an object of plain values), result and error (strings or null)."""
+    if not isinstance(options, dict):
+        raise UsageError(f"{where}: {key}: options must be an object, got {_brief(options)}")
+    if any(isinstance(v, (dict, list)) or v is None for v in options.values()):
+        raise UsageError(f"{where}: {key}: option values must be strings, numbers or booleans, "
+                         f"got {_brief(options)}")
+    for field, value in (("result", result), ("error", error)):
+        if not isinstance(value, (str, type(None))):
+            raise UsageError(f"{where}: {key}: {field} must be a string or null, got {_brief(value)}")
+
+
+def same_framework(recording: dict, framework: str, where: str) -> None:
+    """UsageError when a recording was made for another framework than the ruleset it is compared with
+    (any version of the same framework may be compared: that is how a new release is checked)."""
+    rs = registry.load(framework)
+    recorded = recording["ruleset"].strip().partition("@")[0]
+    if recorded != rs.name:
+        raise UsageError(f"{where} records {recording['ruleset']!r}, not {rs.name}: compare it with -f {recorded}")
+
+
 def compare(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mismatch]]:
-    """(cases checked, mismatches) of a recording against its ruleset (or the one named)."""
+    """(cases checked, mismatches) of a recording against its ruleset (or the one named).
+
+    A case the ruleset cannot be asked (an unknown op, option or operand) is a mismatch with its reason;
+    a rule that fails on a case (`RuleDefect`) is raised, never counted as a disagreement."""
     rs = registry.load(ruleset or recording["ruleset"])
     mismatches = []
     for case in recording["cases"]:
@@ -50,6 +128,8 @@ def compare(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mism
         try:
             ans = answer(rs, a, b, op, options)
             got, got_error = ans.result, ans.refusal
+        except RuleDefect:
+            raise
         except PromoteError as exc:
             got, got_error = None, str(exc)
         if got != expected:
@@ -60,7 +140,7 @@ def compare(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mism
 def compare_nary(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mismatch]]:
     """(cases checked, mismatches) of a recording's N-operand cases (its ``nary`` list:
     ``[op, [a, b, c, ...], null, options, result, error]``) against its ruleset's N-ary
-    answer (``[nary]``: a fold of pair answers or a join)."""
+    answer (as its ``[nary]`` method says: a fold, a join or a common-type sequence)."""
     rs = registry.load(ruleset or recording["ruleset"])
     mismatches = []
     cases = recording.get("nary", [])
@@ -78,11 +158,22 @@ def compare_nary(recording: dict, ruleset: str | None = None) -> tuple[int, list
 
 
 def probe_module(ruleset: str):
-    """The probe module of a ruleset (its `probe` key); UsageError when it has none."""
+    """The probe module of a ruleset (its `probe` key); UsageError when it has none or it is not a probe."""
     rs = registry.load(ruleset)
     if not rs.probe:
         raise UsageError(f"{rs.key} has no probe: its rules come from {rs.source or 'its documentation'}")
-    return importlib.import_module(f"promote_cli.probes.{rs.probe}")
+    name = f"promote_cli.probes.{rs.probe}"
+    try:
+        module = importlib.import_module(name)
+    except ImportError as exc:
+        if exc.name == name:
+            raise UsageError(f"{rs.path}: probe: there is no probe module {rs.probe!r} in promote_cli.probes") from None
+        raise UsageError(f"{rs.path}: probe: module {rs.probe!r} does not load: {exc}") from None
+    missing = [attr for attr in ("version", "record") if not callable(getattr(module, attr, None))]
+    if missing:
+        raise UsageError(f"{rs.path}: probe: module {rs.probe!r} is not a probe (it has no "
+                         f"{' or '.join(m + '()' for m in missing)})")
+    return module
 
 
 @dataclass
@@ -105,13 +196,16 @@ def run(framework: str, recording: str | None = None) -> Report:
     """Compare a ruleset with a saved recording or, without one, with the live framework through its probe."""
     if recording:
         data, checks = load_recording(recording), []
+        same_framework(data, framework, str(recording))
     else:
         probe = probe_module(framework)
         if probe.version() is None:
-            raise UsageError(f"{probe.PACKAGE} is not installed here: pip install {probe.PACKAGE} "
+            package = getattr(probe, "PACKAGE", probe.__name__)
+            raise UsageError(f"{package} is not installed here: pip install {package} "
                              "(or compare with a saved file: --recording FILE)")
         record_for = getattr(probe, "record_for", None)  # a probe that asks per ruleset version
         data = record_for(framework) if record_for else probe.record()
+        check_recording(data, f"what {probe.__name__} recorded")
         checks = list(getattr(probe, "extra_checks", lambda: [])())
     total, mismatches = compare(data, framework)
     return Report(framework, f"{data.get('package')} {data.get('version')}", data, total, mismatches, checks)

@@ -8,7 +8,9 @@ never accepts two), else its refusal.  Refused graphs are run in child processes
 per process, each restarted after a graph that ends it.  `record(spec_xml)` also stores
 tosa.xml's type-support tables and where they differ from the model;
 ``python -m promote_cli.probes.tosa --spec tosa.xml OUT.json`` writes the recording.
-`extra_checks()` re-checks `promote cast` (promote_cli.numerics) against the model.
+`extra_checks()` re-checks `promote cast` (promote_cli.numerics) against the model, and
+`promote rescale` (`promote_cli.probes.tosa_rescale`, which builds its graphs here:
+`build_rescale_graph`, `run_rescale`, and "rescale" jobs of `run_graphs`).
 
 CAST: ``tosa_serializer`` builds a graph with one input, one CAST and one output;
 ``tosa_reference_model.run`` executes it on a numpy array and returns the output
@@ -114,6 +116,73 @@ def run_cast(bits, src: str, dst: str):
     if dst == "bool":
         return y.astype(np.bool_)
     return y.view(np.dtype(f"u{y.dtype.itemsize}")).view(want) if y.dtype.itemsize == want.itemsize else y.astype(want)
+
+
+# --------------------------------------------------------------------------- RESCALE
+
+#: RESCALE element types (in_t / out_t; u8 and u16 travel as i8 and i16 with the
+#: input_unsigned / output_unsigned attributes) -> tosa_serializer DType attribute name
+RESCALE_TOSA = {"i8": "INT8", "i16": "INT16", "i32": "INT32", "i48": "INT48"}
+
+
+def build_rescale_graph(x, in_t: str, out_t: str, multiplier, shift, input_zp: int = 0, output_zp: int = 0,
+                        scale32: bool = True, rounding: str = "SINGLE_ROUND", per_channel: bool = False,
+                        input_unsigned: bool = False, output_unsigned: bool = False) -> bytes:
+    """A serialized TOSA graph: CONST input (in_t) -> RESCALE -> output (out_t), the
+    multiplier, shift and zero points CONST tensors too (PRO-INT requires constants; the
+    reference model's Python runner takes no INT48 graph input, so the input is a CONST).
+    `x` holds the input values in in_t's storage (int64 for i48; u8/u16 as their bits);
+    zero points are logical values (128 for u8); `rounding` is the spec's enum name."""
+    import numpy as np
+    import tosa_serializer as ts
+
+    mul_t, mul_np = (ts.DType.INT32, np.int32) if scale32 else (ts.DType.INT16, np.int16)
+    x = np.asarray(x)
+    x = x if x.flags.c_contiguous else x.copy()  # (np.ascontiguousarray makes rank 0 rank 1)
+    in_np = {"i8": np.int8, "i16": np.int16, "i32": np.int32, "i48": np.int64}[in_t]
+    xs = x.view(in_np) if x.dtype.itemsize == np.dtype(in_np).itemsize else x.astype(in_np)
+    with tempfile.TemporaryDirectory() as d:
+        ser = ts.TosaSerializer(d)
+        ser.addConst(list(x.shape), getattr(ts.DType, RESCALE_TOSA[in_t]), xs, name="input")
+        m = np.asarray(multiplier, dtype=np.int64).reshape(-1)
+        s = np.asarray(shift, dtype=np.int64).reshape(-1)
+        ser.addConst([m.size], mul_t, m.astype(mul_np), name="multiplier")
+        ser.addConst([s.size], ts.DType.INT8, s.astype(np.int8), name="shift")
+        ser.addConst([1], getattr(ts.DType, RESCALE_TOSA[in_t]), _zp_array(in_t, input_zp), name="input_zp")
+        ser.addConst([1], getattr(ts.DType, RESCALE_TOSA[out_t]), _zp_array(out_t, output_zp), name="output_zp")
+        out = ser.addOutput(list(x.shape), getattr(ts.DType, RESCALE_TOSA[out_t]))
+        attr = ts.TosaSerializerAttribute()
+        attr.RescaleAttribute(bool(scale32), getattr(ts.RoundingMode, rounding), bool(per_channel),
+                              bool(input_unsigned), bool(output_unsigned))
+        ser.addOperator(ts.Op.RESCALE, inputs=["input", "multiplier", "shift", "input_zp", "output_zp"],
+                        outputs=[out.name], attributes=attr)
+        return ser.serialize()
+
+
+def _zp_array(t: str, zp: int):
+    """A zero point as the one-element tensor of type t: its bit pattern in t's storage
+    (the u8 zero point 128 is the i8 bit pattern -128)."""
+    import numpy as np
+
+    bits = {"i8": 8, "i16": 16, "i32": 32, "i48": 64}[t]
+    v = int(zp) & ((1 << bits) - 1)
+    if v >= 1 << (bits - 1):
+        v -= 1 << bits
+    return np.array([v], dtype=np.dtype(f"i{bits // 8}"))
+
+
+def run_rescale(x, in_t: str, out_t: str, **kw):
+    """Run RESCALE on the reference model (arguments of `build_rescale_graph`). Returns the
+    output as int8/int16/int32 bit patterns; raises RuntimeError naming the graph status
+    when the model gives no valid result (ValueError when it refuses the graph)."""
+    import numpy as np
+    import tosa_reference_model as rm
+
+    graph = build_rescale_graph(x, in_t, out_t, **kw)
+    outs, status = rm.run(graph, [])
+    if status != rm.GraphStatus.TOSA_VALID:
+        raise RuntimeError(f"graph status {status.name}")
+    return np.ascontiguousarray(outs[0])
 
 
 # --------------------------------------------------------------------------- inputs
@@ -456,8 +525,9 @@ def binary_input(t: str, n: int = SHAPE[0]):
 def _run_job(job) -> tuple[bool, str | None]:
     """Build and run one graph in this process: (accepted, why not).
 
-    A job is ("binary", op, a, b, out[, {"shape": [...], "shift": "const" | "input" | None}])
-    or ("cast", src, dst)."""
+    A job is ("binary", op, a, b, out[, {"shape": [...], "shift": "const" | "input" | None}]),
+    ("cast", src, dst) or ("rescale", in_t, out_t, {build_rescale_graph's keywords, "shape"})
+    (inputs 0, 1, 2, 0, ...)."""
     import numpy as np
     import tosa_reference_model as rm
 
@@ -470,6 +540,12 @@ def _run_job(job) -> tuple[bool, str | None]:
         inputs = [binary_input(t, int(np.prod(shape))).reshape(shape) for t in (a, b)]
         if BINARY_OPS[op] == "MUL" and shift == "input":
             inputs.append(np.zeros(1, dtype=np.int8))
+    elif job[0] == "rescale":
+        _, in_t, out_t, form = job
+        form = dict(form)
+        shape = form.pop("shape", SHAPE)
+        x = np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape) % 3
+        graph, inputs = build_rescale_graph(x, in_t, out_t, **form), []
     else:
         _, src, dst = job
         graph, inputs = build_cast_graph(src, dst, SHAPE), [binary_input(src)]
@@ -724,8 +800,11 @@ def cast_support_check(workers: int | None = None) -> tuple[str, int, list[str]]
 
 
 def extra_checks() -> list:
-    """`promote verify -f tosa` beyond the ruleset: CAST type support and CAST values."""
-    return [cast_support_check(), cast_value_check()]
+    """`promote verify -f tosa` beyond the ruleset: CAST type support and CAST values, RESCALE
+    type support and RESCALE values (`promote_cli.probes.tosa_rescale`)."""
+    from promote_cli.probes import tosa_rescale
+
+    return [cast_support_check(), cast_value_check(), *tosa_rescale.checks()]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,59 +1,26 @@
 """`promote cast`: convert .npy files with TOSA CAST semantics.
 
-Parsing and rendering only; the work is done by `promote_cli.arrayio.castfile`.
+Parsing and rendering only: the public API plans and runs the casts (`plan_cast`, `run_cast`), the
+output-format interface renders each file's report.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
 import click
 
-from promote_cli.errors import EXIT_NO, EXIT_OK, EXIT_USAGE, PromoteError
+import promote_cli as api
+from promote_cli.cli import formats
+from promote_cli.errors import EXIT_NO, EXIT_OK, PromoteError, one_line
 
-_STAT_ORDER = (
-    "exact",
-    "rounded",
-    "overflow_inf",
-    "overflow_nan",
-    "saturated",
-    "wrapped",
-    "nan_in",
-    "subnormal_out",
-    "unpredictable",
-)
+#: a single file at least this large gets a progress bar (on a terminal)
+PROGRESS_MIN_BYTES = 64 << 20
 
 
 def _fail(message: str) -> None:
-    click.echo(f"promote cast: {_printable(message)}", err=True)
-
-
-def _printable(text: str) -> str:
-    from promote_cli.arrayio.files import printable
-
-    return printable(text)
-
-
-def _text_line(report) -> str:
-    s = report.stats
-    shape = "x".join(str(d) for d in report.shape) if report.shape else "scalar"
-    overflow = sum(s.get(k, 0) for k in ("overflow_inf", "overflow_nan", "saturated", "wrapped"))
-    parts = [
-        f"{_printable(report.input)} -> {_printable(report.output)}: {report.src} -> {report.dst} ({report.mode}),",
-        f"{report.elements} elements ({shape}):",
-        f"{s.get('exact', 0)} exact, {s.get('rounded', 0)} rounded,",
-        f"{overflow} overflowed ({s.get('overflow_inf', 0)} to inf, {s.get('overflow_nan', 0)} to NaN,"
-        f" {s.get('saturated', 0)} saturated, {s.get('wrapped', 0)} wrapped),",
-        f"{s.get('nan_in', 0)} NaN in, {s.get('subnormal_out', 0)} subnormal out,",
-        f"{s.get('unpredictable', 0)} unpredictable",
-    ]
-    extra = [f"{k} {v}" for k, v in s.items() if k not in _STAT_ORDER]
-    line = " ".join(parts)
-    if extra:
-        line += " (" + ", ".join(extra) + ")"
-    return line
+    click.echo(f"promote cast: {one_line(message)}", err=True)
 
 
 class _Progress:
@@ -128,54 +95,38 @@ def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs):
     Exit codes: 0 success; 1 a --fail-on condition happened; 2 usage or input error;
     130 interrupted.
     """
-    try:
-        from promote_cli.arrayio import castfile
-        from promote_cli.arrayio import npy as npyio
-    except ImportError as e:  # pragma: no cover - broken installation
-        _fail(f"cannot load the cast machinery: {e}")
-        sys.exit(EXIT_USAGE)
-
     # SIGINT and SIGTERM raise at safe points from here on, until the process exits (put
     # back, a late signal would hit the interpreter's exit with a traceback or a kill).
-    npyio.install_sigterm_handler()
-    sys.exit(_run(castfile, npyio, inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs))
+    api.defer_signals()
+    sys.exit(_run(inputs, to, output, from_, mode, saturate, force, formats.get(fmt), fail_on, jobs))
 
 
-def _run(castfile, npyio, inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs) -> int:
+def _run(inputs, to, output, from_, mode, saturate, force, out, fail_on, jobs) -> int:
     """Plan, cast, report; the exit code."""
+    interrupted = api.interrupted_by()
     try:
-        to_c = castfile.canonical_name(to)
-        if from_ is not None:
-            castfile.canonical_name(from_)
-        files = castfile.expand_inputs(inputs, to_c)
-        if output is not None and len(files) != 1:
-            raise castfile.UsageError("-o/--output needs exactly one input file")
-        plan = castfile.plan_casts(files, to_c, outputs=[output] if output is not None else None, force=force)
-        npyio.check_interrupted()
+        plan = api.plan_cast(inputs, to, output=output, from_=from_, force=force)
     except PromoteError as e:
         _fail(str(e))
         return e.exit_code
-    except (KeyboardInterrupt, npyio.Terminated):
+    except interrupted:
         _fail("interrupted; nothing written")
         return 130
 
-    kwargs = dict(to=to_c, from_=from_, mode=mode, saturate=saturate)
     exit_code = EXIT_OK
-    show_progress = sys.stderr.isatty()
     try:
-        with _Progress(show_progress) as bar:
+        with _Progress(sys.stderr.isatty()) as bar:
             jobs_ = plan.jobs
             cb = None
-            if len(plan.items) == 1 and jobs_ and jobs_[0].source.size >= castfile.PROGRESS_MIN_BYTES:
-                cb = bar.task(f"cast {_printable(os.path.basename(jobs_[0].input))}", jobs_[0].source.size)
+            if len(plan.items) == 1 and jobs_ and jobs_[0].source.size >= PROGRESS_MIN_BYTES:
+                cb = bar.task(f"cast {one_line(os.path.basename(jobs_[0].input))}", jobs_[0].source.size)
             tick = bar.task(f"cast {len(plan.items)} files", len(plan.items)) if len(plan.items) > 1 else None
-            outcomes = castfile.run_plan(plan, jobs=jobs, progress=cb, **kwargs)
+            outcomes = api.run_cast(plan, to=to, from_=from_, mode=mode, saturate=saturate, jobs=jobs, progress=cb)
             for i, oc in enumerate(outcomes):
                 if tick is not None:
                     tick(i + 1)
-                exit_code = _emit(oc, fmt, fail_on, exit_code)
-        npyio.check_interrupted()
-    except (KeyboardInterrupt, npyio.Terminated):
+                exit_code = _emit(oc, out, fail_on, exit_code)
+    except interrupted:
         _fail(_interrupted(plan.kept()))
         return 130
     return exit_code
@@ -190,21 +141,13 @@ def _interrupted(kept: list[str]) -> str:
     return f"interrupted; kept {n} finished output{'s' if n > 1 else ''} ({shown}); no partial output left behind"
 
 
-def _emit(oc, fmt, fail_on, exit_code) -> int:
+def _emit(oc, out, fail_on, exit_code) -> int:
+    hit = [] if oc.error is not None else oc.report.triggered(fail_on)
+    formats.emit(out.cast_outcome(oc, hit))
     if oc.error is not None:
         _fail(oc.error)
-        if fmt == "json":
-            click.echo(json.dumps({"input": oc.input, "output": None, "error": oc.error}))
         return max(exit_code, oc.exit_code)
-    report = oc.report
-    hit = report.triggered(fail_on)
-    if fmt == "json":
-        d = report.as_dict()
-        d["failed_on"] = hit
-        click.echo(json.dumps(d))
-    else:
-        click.echo(_text_line(report))
     if hit:
-        click.echo(f"promote cast: {report.input}: --fail-on {', '.join(hit)}", err=True)
+        _fail(f"{oc.report.input}: --fail-on {', '.join(hit)}")
         return max(exit_code, EXIT_NO)
     return exit_code

@@ -2,72 +2,81 @@
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+
 import click
 
-from promote_cli.cli import render
-from promote_cli.cli.options import complete_framework
-from promote_cli.oracle import registry
-from promote_cli.vocab import dtypes as vocabulary
+import promote_cli
+from promote_cli.cli import formats
+from promote_cli.cli.options import color_option, color_wanted, complete_framework
+from promote_cli.errors import EXIT_USAGE
+
+LISTING_FORMATS = ["text", "json", "csv", "markdown", "rich"]
+
+
+def _value(value) -> str:
+    return json.dumps(getattr(value, "name", value), ensure_ascii=False).strip('"')
 
 
 @click.command()
 @click.option("--framework", "-f", metavar="NAME", shell_complete=complete_framework,
               help="Only the rulesets of this framework.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv", "markdown"]), default="text",
-              show_default=True)
+@click.option("--format", "fmt", type=click.Choice(LISTING_FORMATS), default="text", show_default=True)
 @click.option("--verbose", "-v", is_flag=True, help="Also list each ruleset's options and notes (known deviations).")
-def frameworks(framework, fmt, verbose):
-    """The rulesets this installation knows (bare NAME means the one marked default)."""
-    rows = []
-    if framework:
-        registry.load(framework)  # an unknown name is a usage error with suggestions
-    for rs in registry.all_rulesets():
-        if framework and rs.name != framework.partition("@")[0]:
-            continue
-        rows.append({"name": rs.name, "version": rs.version, "default": registry.is_default(rs),
+@color_option
+def frameworks(framework, fmt, verbose, color):
+    """The rulesets this installation knows (bare NAME means the one marked default).
+
+    A rule file that does not load is reported on stderr (and the exit code is 2) while the others are
+    listed; a file on PROMOTE_RULES_PATH that hides another of the same name is said on stderr.
+    """
+    rows, errors = [], []
+    hidden = promote_cli.shadowed()
+    for rs in promote_cli.frameworks(framework, errors):
+        rows.append({"name": rs.name, "version": rs.version, "default": promote_cli.is_default(rs),
                      "ruleset": rs.key, "follows": rs.follows, "types": [d.name for d in rs.types],
                      "options": {k: getattr(o.default, "name", o.default) for k, o in rs.options.items()},
                      "ops": list(rs.op_index) if rs.ops is not None else None, "probe": rs.probe,
                      "description": rs.description, "source": rs.source, "notes": list(rs.notes),
-                     "path": rs.path})
-    if fmt == "json":
-        click.echo(render.dumps(rows))
-        return
+                     "path": rs.path, "hides": hidden.get(Path(rs.path).stem, [])})
     header = ["ruleset", "default", "follows", "types", "description", "source"]
     records = [[r["ruleset"], "*" if r["default"] else "", r["follows"], str(len(r["types"])), r["description"],
                 r["source"]] for r in rows]
-    click.echo(render.RECORD_FORMATS[fmt](header, records), nl=False)
-    if verbose and fmt == "text":
+    details = []
+    if verbose:
         for r in rows:
             if r["notes"] or r["options"]:
-                click.echo(f"\n{r['ruleset']}:")
-                for key, value in r["options"].items():
-                    click.echo(f"  -O {key}={render.dumps(value).strip(chr(34))} (default)")
-                for note in r["notes"]:
-                    click.echo(f"  - {note}")
+                details += ["", f"{r['ruleset']}:"]
+                details += [f"  -O {key}={_value(value)} (default)" for key, value in r["options"].items()]
+                details += [f"  - {note}" for note in r["notes"]]
+    out = formats.get(fmt, color=color_wanted(color))
+    formats.emit(out.records(formats.Records("rulesets", header, records, rows, details)))
+    for r in rows:
+        for path in r["hides"]:
+            click.echo(f"promote: note: {formats.one_line(r['path'])} hides {formats.one_line(path)}", err=True)
+    for exc in errors:
+        click.echo(f"promote: {formats.one_line(str(exc))}", err=True)
+    if errors:
+        sys.exit(EXIT_USAGE)
 
 
 @click.command()
 @click.option("--framework", "-f", metavar="NAME[@VERSION]", shell_complete=complete_framework,
               help="Only the dtypes this framework's ruleset has.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv", "markdown"]), default="text",
-              show_default=True)
-def dtypes(framework, fmt):
+@click.option("--format", "fmt", type=click.Choice(LISTING_FORMATS), default="text", show_default=True)
+@color_option
+def dtypes(framework, fmt, color):
     """The canonical dtype names, what each is, and the spellings accepted for it."""
-    rows = []
-    wanted = set(registry.load(framework).types) if framework else None
-    for d in vocabulary.DTYPES.values():
-        if wanted is not None and d not in wanted:
-            continue
-        rows.append({"name": d.name, "kind": d.kind, "bits": d.bits, "exp_bits": d.exp_bits, "man_bits": d.man_bits,
-                     "max": d.max, "min": d.min, "inf": d.has_inf, "nan": d.has_nan, "doc": d.doc,
-                     "aliases": vocabulary.aliases(d.name), "bias": d.bias, "specials": d.specials,
-                     "signed": d.signed, "numpy": d.numpy, "spellings": vocabulary.SPELLINGS.get(d.name, {})})
-    if fmt == "json":
-        click.echo(render.dumps(rows))
-        return
+    rows = [{"name": d.name, "kind": d.kind, "bits": d.bits, "exp_bits": d.exp_bits, "man_bits": d.man_bits,
+             "max": d.max, "min": d.min, "inf": d.has_inf, "nan": d.has_nan, "doc": d.doc,
+             "aliases": promote_cli.aliases(d.name), "bias": d.bias, "specials": d.specials, "signed": d.signed,
+             "numpy": d.numpy, "spellings": promote_cli.spellings(d.name)}
+            for d in promote_cli.dtypes(framework)]
     header = ["name", "kind", "bits", "exp", "man", "max", "inf", "nan", "description", "aliases"]
     records = [[r["name"], r["kind"], str(r["bits"]), str(r["exp_bits"]), str(r["man_bits"]), f"{r['max']:.6g}",
                 "yes" if r["inf"] else "no", "yes" if r["nan"] else "no", r["doc"], " ".join(r["aliases"])]
                for r in rows]
-    click.echo(render.RECORD_FORMATS[fmt](header, records), nl=False)
+    out = formats.get(fmt, color=color_wanted(color))
+    formats.emit(out.records(formats.Records("dtypes", header, records, rows)))

@@ -6,7 +6,9 @@ import sys
 
 import click
 
-from promote_cli.cli import render
+import promote_cli
+from promote_cli.cli import formats
+from promote_cli.cli.formats import one_line
 from promote_cli.cli.options import (
     dtype_argument_completion,
     framework_option,
@@ -15,92 +17,85 @@ from promote_cli.cli.options import (
     parse_options,
     require_framework,
 )
-from promote_cli.errors import EXIT_NO, EXIT_OK, EXIT_USAGE, PromoteError, UsageError
-from promote_cli.oracle import registry
-from promote_cli.oracle.engine import answer, resolve_op
+from promote_cli.errors import EXIT_NO, EXIT_OK, EXIT_USAGE, UsageError
+
+FLUSH_EVERY = 4096  # batch lines written at once
 
 
 @click.command()
-@click.argument("a", required=False, shell_complete=dtype_argument_completion)
-@click.argument("b", required=False, shell_complete=dtype_argument_completion)
+@click.argument("operands", nargs=-1, shell_complete=dtype_argument_completion)
 @framework_option
 @op_option
 @option_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
               help="text: the result alone; json: one object with the rule and reason.")
 @click.option("--batch", is_flag=True, help="Read `A B` pairs from stdin, one per line; answer each in order.")
-def query(a, b, framework, op, options, fmt, batch):
-    """The common dtype of A and B under a framework's rules.
+def query(operands, framework, op, options, fmt, batch):
+    """The common dtype of A and B (or of A B C ...) under a framework's rules.
 
     \b
     Operands: DTYPE, 0d:DTYPE (rank-0 tensor), py:bool|int|float|complex (Python scalar),
     weak:DTYPE or DTYPE? (weakly typed / ambiguous).
+    More than two operands: the result type of them all, as the framework's rules combine them.
     Exit codes: 0 answered, 1 the framework refuses the pair, 2 usage or input error.
     """
-    rs = registry.load(require_framework(framework))
+    framework = require_framework(framework)
     opts = parse_options(options)
+    out = formats.get(fmt)
     if batch:
-        if a is not None:
+        if operands:
             raise UsageError("--batch reads pairs from stdin; give no operands")
-        resolve_op(rs, op)
-        sys.exit(_batch(rs, op, opts, fmt))
-    if a is None or b is None:
-        raise UsageError("query takes two operands: promote query A B -f FRAMEWORK")
-    ans = answer(rs, a, b, op, opts)
-    if fmt == "json":
-        click.echo(render.answer_json(ans))
-    elif ans.result is not None:
-        click.echo(ans.result)
+        sys.exit(_batch(framework, op, opts, out))
+    if len(operands) < 2:
+        raise UsageError("query takes two operands (or more): promote query A B [C ...] -f FRAMEWORK")
+    if len(operands) == 2:
+        ans = promote_cli.query(framework, operands[0], operands[1], op, opts)
+    else:
+        ans = promote_cli.query_n(framework, operands, op, opts)
+    formats.emit(out.answer(ans))
     if ans.result is None:
-        click.echo(f"promote: {render.refusal_line(ans)}", err=True)
+        click.echo(f"promote: {one_line(_refusal_line(ans))}", err=True)
         sys.exit(EXIT_NO)
 
 
-def _batch(rs, op, opts, fmt) -> int:
-    out = sys.stdout
+def _refusal_line(ans) -> str:
+    """One line for stderr explaining a refusal, with the option that would allow the pair."""
+    if ans.operands is not None and len(ans.operands) > 2:
+        text = f"{ans.framework} refuses {ans.op} of {', '.join(ans.operands)}: {ans.refusal}"
+    else:
+        text = f"{ans.framework} refuses {ans.a} {ans.op} {ans.b}: {ans.refusal}"
+    if ans.hint:
+        text += f" (with -O {ans.hint['option']}={ans.hint['value']} the result is {ans.hint['result']})"
+    return text
+
+
+def _batch(framework, op, opts, out) -> int:
+    """Answer stdin line by line; the exit code is the worst line's (2 outranks 1)."""
+    stdout = sys.stdout
     status = EXIT_OK
-    pending = []
-    seen: dict[tuple[str, ...], tuple[str, int]] = {}  # the same pair answers the same: render it once
-    for line in sys.stdin:
-        text = line.split("#", 1)[0].strip()
-        if not text:
-            continue
-        parts = tuple(text.split())
-        hit = seen.get(parts)
-        if hit is not None:
-            pending.append(hit[0])
-            status = max(status, hit[1])
-            if len(pending) >= 4096:
-                out.write("\n".join(pending) + "\n")
+    unanswered = 0
+    pending: list[str] = []
+    rendered: dict[tuple[str, ...], str] = {}  # the same pair answers the same: render it once
+    stdin = getattr(sys.stdin, "buffer", sys.stdin)  # bytes: each line is decoded on its own
+    try:
+        for line in promote_cli.batch(framework, stdin, op, opts):
+            key = line.operands
+            text = rendered.get(key) if key is not None else None
+            if text is None:
+                text = out.batch_line(line)
+                if key is not None:
+                    rendered[key] = text
+            pending.append(text)
+            status = max(status, line.status)
+            unanswered += line.status == EXIT_USAGE
+            if len(pending) >= FLUSH_EVERY:
+                stdout.write("\n".join(pending) + "\n")
                 pending.clear()
-            continue
-        line_status = EXIT_OK
-        try:
-            if len(parts) != 2:
-                raise UsageError(f"expected `A B`, got {text!r}")
-            ans = answer(rs, parts[0], parts[1], op, opts)
-        except PromoteError as exc:
-            line_status = EXIT_USAGE
-            if fmt == "json":
-                rendered = render.dumps({"framework": rs.name, "op": op, "a": parts[0] if parts else None,
-                                         "b": parts[1] if len(parts) > 1 else None, "result": None,
-                                         "error": str(exc)})
-            else:
-                rendered = f"error: {exc}"
-        else:
-            if ans.result is None:
-                line_status = EXIT_NO
-            if fmt == "json":
-                rendered = render.answer_json(ans)
-            else:
-                rendered = ans.result if ans.result is not None else f"error: {ans.refusal}"
-        seen[parts] = (rendered, line_status)
-        pending.append(rendered)
-        status = max(status, line_status)
-        if len(pending) >= 4096:
-            out.write("\n".join(pending) + "\n")
-            pending.clear()
-    if pending:
-        out.write("\n".join(pending) + "\n")
-    out.flush()
+    finally:  # whatever stops the stream (an interrupt, a bug), the answers so far are not lost
+        if pending:
+            stdout.write("\n".join(pending) + "\n")
+        stdout.flush()
+    if unanswered:
+        click.echo(f"promote: {unanswered} line{'s' if unanswered != 1 else ''} could not be answered "
+                   "(see the `error:` lines)", err=True)
     return status

@@ -1,0 +1,119 @@
+"""Output formats: one small module per format behind one interface.
+
+    from promote_cli.cli import formats
+    out = formats.get("csv")            # text, json, csv, markdown, rich (`color=True` for colour)
+    formats.emit(out.matrix(m))         # the payload, on stdout
+
+A format is a `Format` subclass in its own module (`text.py`, `json.py`, `csv.py`,
+`markdown.py`, `rich.py`). Each method takes one payload and returns the text for standard
+output, ending in a newline (or "" for nothing); a format that has no shape for a payload
+keeps the base method, which raises `UsageError`. The payloads:
+
+    answer(Answer)              one query's answer (`promote query`)
+    batch_line(BatchLine)       one line of `promote query --batch`, without its newline
+    matrix(Matrix)              a promotion matrix (`promote table`)
+    diff(Diff)                  the differing cells of rulesets (`promote table --diff`)
+    records(Records)            a listing: header, rows of strings, and the JSON records
+    report(Report, limit)       `promote verify`: disagreements (at most `limit` in text) and verdicts
+    validation([FileCheck])     `promote validate`: every problem of every file
+    cast_outcome(Outcome, hit)  one file of `promote cast`: its report (and the --fail-on conditions
+                                it triggered), or its error
+
+A new payload (a cast report, say) is one more method here, raising by default, and an
+implementation in each format module that has a shape for it; its command offers exactly
+those formats in its `--format` choice.
+
+Formats write nothing themselves: the payload goes to stdout, and diagnostics (a refusal's
+reason, a verdict, errors) go to stderr as single lines made with `one_line`, from the
+command. Only `rich` imports Rich, so the other formats keep `promote query` light.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+
+from promote_cli.errors import UsageError, one_line  # noqa: F401  (re-exported: formats and commands use it)
+
+NAMES = ("text", "json", "csv", "markdown", "rich")
+REFUSED_TEXT = "-"
+REFUSED_MARKDOWN = "×"
+
+
+@dataclass
+class Records:
+    """A listing: `rows` (strings, under `header`) for the tabular formats, `data` (JSON values) for json;
+    `details` are extra lines the text format prints after the table (e.g. `frameworks -v`)."""
+
+    title: str
+    header: list[str]
+    rows: list[list[str]]
+    data: object
+    details: list[str] = field(default_factory=list)
+
+
+class Format:
+    """The interface; see the module docstring."""
+
+    name = ""
+
+    def __init__(self, color: bool = False):
+        self.color = color
+
+    def _none(self, what: str):
+        raise UsageError(f"--format {self.name} has no form for {what}")
+
+    def answer(self, ans) -> str:
+        self._none("a query answer")
+
+    def batch_line(self, line) -> str:
+        self._none("batch answers")
+
+    def matrix(self, m) -> str:
+        self._none("a matrix")
+
+    def diff(self, d) -> str:
+        self._none("a diff")
+
+    def records(self, r: Records) -> str:
+        self._none("a listing")
+
+    def report(self, r, limit: int) -> str:
+        self._none("a verification report")
+
+    def validation(self, checks) -> str:
+        self._none("a validation")
+
+    def cast_outcome(self, outcome, failed_on: list[str]) -> str:
+        self._none("a cast report")
+
+
+def get(name: str, color: bool = False) -> Format:
+    """The format called `name` (UsageError for an unknown one)."""
+    if name not in NAMES:
+        raise UsageError(f"unknown format {name!r} (formats: {', '.join(NAMES)})")
+    module = importlib.import_module(f"{__name__}.{name}")
+    return module.FORMAT(color=color)
+
+
+def emit(text: str) -> None:
+    """Write a rendered payload to stdout as it is (colour codes included: a format adds them only on request)."""
+    import click
+
+    click.echo(text, nl=False, color=True)
+
+
+def grid(header: list[str], rows: list[list[str]]) -> str:
+    """Left-aligned columns two spaces apart (text, and the shape tests parse)."""
+    widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in [header] + rows]
+    return "\n".join(lines) + "\n"
+
+
+def corner(m) -> str:
+    """The top-left cell of a matrix: framework and op (an op of a ruleset without an op list is as typed)."""
+    return one_line(f"{m.framework} {m.op}")
+
+
+def shown(result: str | None, refused: str) -> str:
+    return result if result is not None else refused

@@ -1,0 +1,58 @@
+"""JSON: one document per payload (one object per line for batch answers)."""
+
+from __future__ import annotations
+
+import json
+
+from promote_cli.cli.formats import Format, Records
+
+
+def dumps(data) -> str:
+    return json.dumps(data, ensure_ascii=False)
+
+
+class Json(Format):
+    name = "json"
+
+    def answer(self, ans) -> str:
+        return dumps(ans.to_dict()) + "\n"
+
+    def batch_line(self, line) -> str:
+        if line.error is None:
+            return dumps(line.answer.to_dict())
+        parts = line.operands or ()
+        return dumps({"framework": line.framework, "op": line.op, "a": parts[0] if parts else None,
+                      "b": parts[1] if len(parts) > 1 else None, "result": None, "error": str(line.error)})
+
+    def matrix(self, m) -> str:
+        data = {"framework": m.framework, "version": m.version, "op": m.op, "types": m.types, "matrix": m.results()}
+        if m.options:
+            data["options"] = m.options
+        return dumps(data) + "\n"
+
+    def diff(self, d) -> str:
+        return dumps({"frameworks": list(d.frameworks), "op": d.op, "types": d.types,
+                      "differences": d.differences}) + "\n"
+
+    def records(self, r: Records) -> str:
+        return dumps(r.data) + "\n"
+
+    def report(self, r, limit: int) -> str:
+        return dumps({"framework": r.framework, "against": r.source, "cases": r.cases,
+                      "disagreements": [m.__dict__ for m in r.mismatches],
+                      "checks": [{"check": label, "cases": n, "disagreements": bad} for label, n, bad in r.checks]}
+                     ) + "\n"
+
+    def validation(self, checks) -> str:
+        return dumps([{"file": c.file, "valid": c.valid, "name": c.name, "version": c.version,
+                       "problems": [p.to_dict() for p in c.problems]} for c in checks]) + "\n"
+
+    def cast_outcome(self, outcome, failed_on: list[str]) -> str:
+        if outcome.error is not None:
+            return dumps({"input": outcome.input, "output": None, "error": outcome.error}) + "\n"
+        data = outcome.report.as_dict()
+        data["failed_on"] = failed_on
+        return dumps(data) + "\n"
+
+
+FORMAT = Json
