@@ -348,10 +348,14 @@ def __getattr__(name: str):
         from promote_cli.numerics.rescale import rescale_array
 
         return rescale_array
-    if name in ("rescale_file", "rescale_table"):  # TOSA RESCALE of a .npy file; its rules as data
-        from promote_cli.numerics import rescale_file, rescale_rules
+    if name == "rescale_file":  # TOSA RESCALE of a .npy file, streamed
+        from promote_cli.arrayio.rescalefile import rescale_file
 
-        return rescale_file.rescale_file if name == "rescale_file" else rescale_rules.listing
+        return rescale_file
+    if name == "rescale_table":  # RESCALE's rules as data
+        from promote_cli.numerics.rescale_rules import listing
+
+        return listing
     if name == "cast_file":
         from promote_cli.arrayio.castfile import cast_file
 

@@ -47,3 +47,25 @@ def test_the_query_path_loads_only_the_format_it_uses():
             "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('promote_cli.cli.formats.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.splitlines()[-1] == "['text']"
+
+
+def test_file_reports_render_through_the_formats_with_their_paths_on_one_line(tmp_path):
+    import numpy as np
+
+    odd = tmp_path / "a\nb.npy"
+    np.save(odd, np.arange(-3, 5, dtype=np.int32))
+    rescaled = promote_cli.rescale_file(odd, tmp_path / "r.npy", "i8", 1 << 30, 31)
+    text = formats.get("text").rescale_report(rescaled)
+    assert text.endswith("saturated (0 low, 0 high)\n") and text.count("\n") == 1 and "a\\nb.npy" in text
+    assert json.loads(formats.get("json").rescale_report(rescaled))["input"] == str(odd)
+    plan = promote_cli.plan_cast([odd], "f32")
+    (outcome,) = list(promote_cli.run_cast(plan, to="f32"))
+    text = formats.get("text").cast_outcome(outcome, [])
+    assert text.count("\n") == 1 and "a\\nb.npy -> " in text and ": i32 -> f32 (tosa), 8 elements (8)" in text
+    data = json.loads(formats.get("json").cast_outcome(outcome, ["inexact"]))
+    assert data["input"] == str(odd) and data["failed_on"] == ["inexact"]
+    for name in ("csv", "markdown"):
+        with pytest.raises(UsageError, match="has no form for a (rescale|cast) report"):
+            formats.get(name).rescale_report(rescaled)
+        with pytest.raises(UsageError, match="has no form for a cast report"):
+            formats.get(name).cast_outcome(outcome, [])

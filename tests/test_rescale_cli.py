@@ -17,7 +17,7 @@ from promote_cli.arrayio import npy as npyio
 from promote_cli.cli import main
 from promote_cli.errors import UsageError
 from promote_cli.numerics.rescale import rescale_array
-from promote_cli.numerics.rescale_file import rescale_file
+from promote_cli.arrayio.rescalefile import rescale_file
 from promote_cli.numerics.rescale_rules import RULE, RULES, listing
 
 

@@ -32,7 +32,7 @@ import platform
 import sys
 from pathlib import Path
 
-from promote_cli.probes.tosa import PACKAGE, _dumps, run_graphs, version
+from promote_cli.probes.tosa_model import PACKAGE, _dumps, run_graphs, version
 
 #: the rounding modes: ours -> the spec's enum name
 ROUNDING = {"single": "SINGLE_ROUND", "double": "DOUBLE_ROUND", "inexact": "INEXACT_ROUND"}
@@ -297,7 +297,7 @@ def _quiet():
 def run_case(case: dict, x):
     """The model's output for a case (in the output's storage dtype), or its status name."""
     from promote_cli.numerics.rescale import STORAGE
-    from promote_cli.probes.tosa import run_rescale
+    from promote_cli.probes.tosa_model import run_rescale
 
     it, ot = _logical(case["input"])[0], _logical(case["output"])[0]
     try:

@@ -4,7 +4,6 @@ allows. Parsing and rendering only: the work is `promote_cli.rescale_file` and
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
@@ -109,5 +108,5 @@ def rescale(input, to, multiplier, shift, scale, input_zp, output_zp, scale32, r
     if scale is not None:
         _fail(f"--scale {scale} -> --multiplier {','.join(map(str, report.multiplier))} "
               f"--shift {','.join(map(str, report.shift))}")
-    click.echo(json.dumps(report.as_dict()) if fmt == "json" else report.text())
+    formats.emit(formats.get(fmt).rescale_report(report))
     sys.exit(EXIT_OK)

@@ -18,6 +18,7 @@ keeps the base method, which raises `UsageError`. The payloads:
     validation([FileCheck])     `promote validate`: every problem of every file
     cast_outcome(Outcome, hit)  one file of `promote cast`: its report (and the --fail-on conditions
                                 it triggered), or its error
+    rescale_report(report)      one file of `promote rescale`
 
 A new payload (a cast report, say) is one more method here, raising by default, and an
 implementation in each format module that has a shape for it; its command offers exactly
@@ -86,6 +87,9 @@ class Format:
 
     def cast_outcome(self, outcome, failed_on: list[str]) -> str:
         self._none("a cast report")
+
+    def rescale_report(self, report) -> str:
+        self._none("a rescale report")
 
 
 def get(name: str, color: bool = False) -> Format:

@@ -54,5 +54,8 @@ class Json(Format):
         data["failed_on"] = failed_on
         return dumps(data) + "\n"
 
+    def rescale_report(self, report) -> str:
+        return dumps(report.as_dict()) + "\n"
+
 
 FORMAT = Json

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from promote_cli.cli.formats import REFUSED_TEXT, Format, Records, corner, grid, one_line, shown
+from promote_cli.cli.formats import (
+    REFUSED_TEXT,
+    Format,
+    Records,
+    corner,
+    grid,
+    one_line,
+    shown,
+)
 
 
 class Text(Format):
@@ -64,6 +72,16 @@ class Text(Format):
                 f"{s.get('unpredictable', 0)} unpredictable")
         extra = [f"{k} {v}" for k, v in s.items() if k not in CAST_COUNTS]
         return line + (" (" + ", ".join(extra) + ")" if extra else "") + "\n"
+
+    def rescale_report(self, r) -> str:
+        s = r.stats
+        shape = "x".join(str(d) for d in r.shape) if r.shape else "scalar"
+        how = ["scale32" if r.scale32 else "scale16", r.rounding_name]
+        if r.per_channel:
+            how.append(f"per-channel x{len(r.multiplier)}")
+        return (f"{one_line(r.input)} -> {one_line(r.output)}: {r.src} -> {r.dst} ({', '.join(how)}), "
+                f"{r.elements} elements ({shape}): {s['saturated']} saturated "
+                f"({s['saturated_low']} low, {s['saturated_high']} high)\n")
 
 
 #: the counters a cast report's text line names, in its order

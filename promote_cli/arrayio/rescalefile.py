@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import time
 from dataclasses import dataclass, field
+
 from promote_cli.errors import UsageError
 from promote_cli.numerics.rescale_rules import ROUNDING
 
@@ -43,15 +44,10 @@ class RescaleReport:
                 "elements": self.elements, "stats": dict(self.stats), "seconds": round(self.seconds, 6),
                 "bytes_in": self.bytes_in, "bytes_out": self.bytes_out}
 
-    def text(self) -> str:
-        s = self.stats
-        shape = "x".join(str(d) for d in self.shape) if self.shape else "scalar"
-        how = ["scale32" if self.scale32 else "scale16", ROUNDING[self.rounding]]
-        if self.per_channel:
-            how.append(f"per-channel x{len(self.multiplier)}")
-        return (f"{self.input} -> {self.output}: {self.src} -> {self.dst} ({', '.join(how)}), "
-                f"{self.elements} elements ({shape}): {s['saturated']} saturated "
-                f"({s['saturated_low']} low, {s['saturated_high']} high)")
+    @property
+    def rounding_name(self) -> str:
+        """The spec's name of the rounding mode (SINGLE_ROUND, ...)."""
+        return ROUNDING[self.rounding]
 
 
 def rescale_file(src_path, dst_path=None, to: str = "", multiplier=None, shift=None, *, scale=None, input_zp: int = 0,
@@ -67,7 +63,12 @@ def rescale_file(src_path, dst_path=None, to: str = "", multiplier=None, shift=N
     spec's normalized multiplier and shift (`rescale.normalize_scale`); the report says
     which."""
     from promote_cli.arrayio import castfile
-    from promote_cli.numerics.rescale import check_i48, input_name, make_plan, normalize_scale
+    from promote_cli.numerics.rescale import (
+        check_i48,
+        input_name,
+        make_plan,
+        normalize_scale,
+    )
 
     if not to:
         raise UsageError("no output type given (--to)")
@@ -145,7 +146,13 @@ class _Bar:
         size = os.path.getsize(path) if os.path.isfile(path) else 0
         if enabled and size >= castfile.PROGRESS_MIN_BYTES:
             from rich.console import Console
-            from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+            from rich.progress import (
+                BarColumn,
+                DownloadColumn,
+                Progress,
+                TextColumn,
+                TransferSpeedColumn,
+            )
 
             self.progress = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
                                      TransferSpeedColumn(), console=Console(stderr=True), transient=True)
