@@ -54,9 +54,9 @@ def test_torch_pairs_per_op():
 
 
 def test_torch_names_are_canonical_and_unnamed_ones_are_listed():
-    assert set(torch_probe.TO_TORCH) <= set(torch_probe.TORCH_NAMES)
+    assert set(torch_probe.TO_TORCH) <= set(torch_probe.ASKED)
     assert all(find(name) is not None and find(name).name == name for name in torch_probe.TO_TORCH)
-    assert not set(torch_probe.TORCH_NAMES.values()) & set(torch_probe.UNNAMED)
+    assert not set(torch_probe.TO_TORCH.values()) & set(torch_probe.UNNAMED)
 
 
 def test_torch_recording_says_what_it_recorded():

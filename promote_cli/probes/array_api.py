@@ -28,16 +28,15 @@ import itertools
 import operator
 import platform
 
-from promote_cli.probes.dtype_names import PY_VALUES, canonical, first_line
+from promote_cli.probes.cases import pair_groups
+from promote_cli.probes.dtype_names import NATIVE, PY_VALUES, canonical, first_line
 
 FRAMEWORK = "array-api"
 PACKAGE = "array-api-strict"
 
 #: the standard's dtypes (array_api_strict attribute names are the numpy names).
 TYPES = ["bool", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f32", "f64", "c64", "c128"]
-NAMES = {"bool": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "u8": "uint8",
-         "u16": "uint16", "u32": "uint32", "u64": "uint64", "f32": "float32", "f64": "float64",
-         "c64": "complex64", "c128": "complex128"}
+NAMES = {name: NATIVE[name] for name in TYPES}
 SCALARS = [f"py:{k}" for k in PY_VALUES]
 OPS = ("add", "result_type")
 
@@ -90,18 +89,9 @@ def ask(op: str, operands: list[str]) -> tuple[str | None, str | None]:
 
 
 def pair_cases():
-    for a, b in itertools.product(TYPES, TYPES):
+    for pairs in pair_groups(TYPES, SCALARS):
         for op in OPS:
-            yield op, a, b
-            yield op, f"0d:{a}", b
-            yield op, a, f"0d:{b}"
-            yield op, f"0d:{a}", f"0d:{b}"
-    for t, s in itertools.product(TYPES, SCALARS):
-        for op in OPS:
-            yield op, t, s
-            yield op, s, t
-            yield op, f"0d:{t}", s
-            yield op, s, f"0d:{t}"
+            yield from ((op, a, b) for a, b in pairs)
     for s, r in itertools.product(SCALARS, SCALARS):
         yield "result_type", s, r
 

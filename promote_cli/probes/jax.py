@@ -49,7 +49,7 @@ import re
 import subprocess
 import sys
 
-from promote_cli.probes.dtype_names import CANONICAL, PY_VALUES, canonical, first_line
+from promote_cli.probes.dtype_names import CANONICAL, ML_DTYPES, NATIVE, PY_VALUES, canonical, first_line
 
 FRAMEWORK = "jax"
 PACKAGE = "jax"
@@ -85,8 +85,8 @@ def _np_dtype(name: str):
     import ml_dtypes  # noqa: PLC0415
     import numpy as np  # noqa: PLC0415
 
-    native = next(n for n, c in CANONICAL.items() if c == name)
-    return np.dtype(getattr(ml_dtypes, native, None) or native)
+    native = NATIVE[name]
+    return np.dtype(getattr(ml_dtypes, native) if native in ML_DTYPES else native)
 
 
 #: dtypes that JAX's CPU runtime cannot hold (``device_put`` fails): their cases are

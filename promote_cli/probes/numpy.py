@@ -28,17 +28,15 @@ import itertools
 import operator
 import platform
 
+from promote_cli.probes.cases import pair_groups, without_0d
 from promote_cli.probes.dtype_names import CANONICAL, ML_DTYPES, NATIVE, PY_VALUES, canonical, first_line
 
 FRAMEWORK = "numpy"
 PACKAGE = "numpy"
 
-#: NumPy's own numeric dtypes (by name); longdouble/clongdouble have no canonical name.
-NUMPY_TYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-               "float16", "float32", "float64", "complex64", "complex128"]
-
-#: every dtype asked about, canonical names in the contract's order.
-TYPES = [c for n, c in CANONICAL.items() if n in NUMPY_TYPES or n in ML_DTYPES]
+#: every dtype asked about: NumPy's own numeric dtypes and ml_dtypes' types, canonical
+#: names in the recording's order (longdouble/clongdouble have no canonical name).
+TYPES = list(CANONICAL.values())
 
 SCALARS = [f"py:{k}" for k in PY_VALUES]
 
@@ -108,21 +106,10 @@ def ask(op: str, operands: list[str]) -> tuple[str | None, str | None]:
 
 def pair_cases():
     """Every (op, a, b) asked."""
-    for a, b in itertools.product(TYPES, TYPES):
-        yield "promote_types", a, b
+    for pairs in pair_groups(TYPES, SCALARS):
+        yield from (("promote_types", a, b) for a, b in without_0d(pairs))  # dtypes, not arrays
         for op in ("add", "result_type"):
-            yield op, a, b
-            yield op, f"0d:{a}", b
-            yield op, a, f"0d:{b}"
-            yield op, f"0d:{a}", f"0d:{b}"
-    for t, s in itertools.product(TYPES, SCALARS):
-        yield "promote_types", t, s
-        yield "promote_types", s, t
-        for op in ("add", "result_type"):
-            yield op, t, s
-            yield op, s, t
-            yield op, f"0d:{t}", s
-            yield op, s, f"0d:{t}"
+            yield from ((op, a, b) for a, b in pairs)
     for s, r in itertools.product(SCALARS, SCALARS):
         yield "promote_types", s, r
         yield "result_type", s, r

@@ -14,36 +14,21 @@ import itertools
 import platform
 import re
 
+from promote_cli.vocab.dtypes import native_names
+
 FRAMEWORK = "openvino"
 PACKAGE = "openvino"
 
-#: canonical dtype name -> OpenVINO element type name (ov.Type attribute).
-#: Every OpenVINO element type that has a canonical name is listed, including
-#: the ones ConvertPromoteTypes rejects (f4e2m1, f8e8m0, nf4).  OpenVINO's
-#: u2/u3/u6/string/dynamic have no canonical name and are not asked about.
-TO_OPENVINO = {
-    "bool": "boolean",
-    "u1": "u1",
-    "u4": "u4",
-    "u8": "u8",
-    "u16": "u16",
-    "u32": "u32",
-    "u64": "u64",
-    "i4": "i4",
-    "i8": "i8",
-    "i16": "i16",
-    "i32": "i32",
-    "i64": "i64",
-    "f8e4m3": "f8e4m3",
-    "f8e5m2": "f8e5m2",
-    "bf16": "bf16",
-    "f16": "f16",
-    "f32": "f32",
-    "f64": "f64",
-    "f4e2m1": "f4e2m1",
-    "f8e8m0": "f8e8m0",
-    "nf4": "nf4",
-}
+#: the dtypes asked, in the recording's order: every OpenVINO element type that has a
+#: canonical name, including the ones ConvertPromoteTypes rejects (f4e2m1, f8e8m0, nf4).
+#: Their OpenVINO names (``ov.Type`` attributes, ``get_type_name()``) are the vocabulary's
+#: (``native_names("openvino")``); a test checks that this lists every type OpenVINO
+#: names.  OpenVINO's u2/u3/u6/string/dynamic are not asked about.
+ASKED = ("bool", "u1", "u4", "u8", "u16", "u32", "u64", "i4", "i8", "i16", "i32", "i64", "f8e4m3", "f8e5m2",
+         "bf16", "f16", "f32", "f64", "f4e2m1", "f8e8m0", "nf4")
+_NAMES = native_names("openvino")
+#: canonical dtype name -> OpenVINO element type name
+TO_OPENVINO = {name: _NAMES[name] for name in ASKED if name in _NAMES}
 FROM_OPENVINO = {v: k for k, v in TO_OPENVINO.items()}
 
 #: u64_integer_promotion_target values asked for every pair.

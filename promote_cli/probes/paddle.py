@@ -35,37 +35,28 @@ when the package is absent.
 
 from __future__ import annotations
 
-import itertools
 import operator
 import os
 import platform
 import re
 
+from promote_cli.probes.cases import pair_groups
+from promote_cli.vocab.dtypes import native_names
+
 FRAMEWORK = "paddle"
 PACKAGE = "paddlepaddle"
 
-#: canonical dtype name -> attribute of the ``paddle`` module.  ``paddle.uint16`` is
-#: a real 16-bit unsigned type (the *string* "uint16" still means bfloat16 in Paddle).
-TO_PADDLE = {
-    "bool": "bool",
-    "u8": "uint8",
-    "i8": "int8",
-    "i16": "int16",
-    "i32": "int32",
-    "i64": "int64",
-    "u16": "uint16",
-    "u32": "uint32",
-    "u64": "uint64",
-    "f8e4m3": "float8_e4m3fn",
-    "f8e5m2": "float8_e5m2",
-    "bf16": "bfloat16",
-    "f16": "float16",
-    "f32": "float32",
-    "f64": "float64",
-    "c64": "complex64",
-    "c128": "complex128",
-}
-#: Paddle's dtype names (as printed in messages and ``str(dtype)``) -> canonical.
+#: the dtypes asked, in the recording's order.  Their Paddle names (attributes of the
+#: ``paddle`` module, as printed in messages and ``str(dtype)``) are the vocabulary's
+#: (``native_names("paddle")``); a test checks that this lists every type Paddle names.
+#: ``paddle.uint16`` is a real 16-bit unsigned type (the *string* "uint16" still means
+#: bfloat16 in Paddle).
+ASKED = ("bool", "u8", "i8", "i16", "i32", "i64", "u16", "u32", "u64", "f8e4m3", "f8e5m2", "bf16", "f16",
+         "f32", "f64", "c64", "c128")
+_NAMES = native_names("paddle")
+#: canonical dtype name -> Paddle dtype name
+TO_PADDLE = {name: _NAMES[name] for name in ASKED if name in _NAMES}
+#: Paddle's dtype names -> canonical.
 FROM_PADDLE = {v: k for k, v in TO_PADDLE.items()}
 
 #: the Python scalar used for each ``py:KIND`` operand.
@@ -277,18 +268,8 @@ def ask_detail(op: str, a: str, b: str,
 
 def operand_pairs():
     """Every (a, b) operand pair asked for each op."""
-    types = list(TO_PADDLE)
-    scalars = [f"py:{k}" for k in PY_VALUES]
-    for a, b in itertools.product(types, types):
-        yield a, b
-        yield f"0d:{a}", b
-        yield a, f"0d:{b}"
-        yield f"0d:{a}", f"0d:{b}"
-    for t, s in itertools.product(types, scalars):
-        yield t, s
-        yield s, t
-        yield f"0d:{t}", s
-        yield s, f"0d:{t}"
+    for pairs in pair_groups(TO_PADDLE, [f"py:{k}" for k in PY_VALUES]):
+        yield from pairs
 
 
 def record(ops: list[str] | None = None) -> dict:

@@ -42,40 +42,21 @@ import re
 import subprocess
 import sys
 
-from promote_cli.vocab.dtypes import find
+from promote_cli.vocab.dtypes import native_names
 
 FRAMEWORK = "tensorflow"
 PACKAGE = "tensorflow-cpu"
 
-#: canonical dtype name -> TensorFlow dtype name (``tf.as_dtype``), in the contract's order.
-TF_NAMES = {
-    "bool": "bool",
-    "i2": "int2",
-    "i4": "int4",
-    "i8": "int8",
-    "i16": "int16",
-    "i32": "int32",
-    "i64": "int64",
-    "u2": "uint2",
-    "u4": "uint4",
-    "u8": "uint8",
-    "u16": "uint16",
-    "u32": "uint32",
-    "u64": "uint64",
-    "f8e4m3": "float8_e4m3fn",
-    "f8e5m2": "float8_e5m2",
-    "f8e4m3fnuz": "float8_e4m3fnuz",
-    "f8e5m2fnuz": "float8_e5m2fnuz",
-    "f8e4m3b11fnuz": "float8_e4m3b11fnuz",
-    "bf16": "bfloat16",
-    "f16": "float16",
-    "f32": "float32",
-    "f64": "float64",
-    "c64": "complex64",
-    "c128": "complex128",
-}
-#: the names the vocabulary of this installation knows (others are not asked).
-TO_TF = {name: tf for name, tf in TF_NAMES.items() if find(name) is not None}
+#: the dtypes asked, in the recording's order.  Their TensorFlow names (``tf.as_dtype``)
+#: are the vocabulary's (``native_names("tensorflow")``); a test checks that this lists
+#: every type TensorFlow names.
+ASKED = ("bool", "i2", "i4", "i8", "i16", "i32", "i64", "u2", "u4", "u8", "u16", "u32", "u64",
+         "f8e4m3", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz", "bf16", "f16", "f32", "f64",
+         "c64", "c128")
+_NAMES = native_names("tensorflow")
+#: canonical dtype name -> TensorFlow dtype name, for the asked types the vocabulary of
+#: this installation names (others are not asked).
+TO_TF = {name: _NAMES[name] for name in ASKED if name in _NAMES}
 FROM_TF = {tf: name for name, tf in TO_TF.items()}
 
 #: the dtypes of TensorFlow's public API (tf.dtypes); the others (sub-byte integers,
@@ -233,7 +214,7 @@ def record(modes: list[str] | None = None) -> dict:
         "probe": "promote_cli.probes.tensorflow",
         "python": platform.python_version(),
         "device": "cpu",
-        "not_asked": [f"tf.{t}" for c, t in TF_NAMES.items() if c not in TO_TF],
+        "not_asked": [n for n in ASKED if n not in TO_TF],
         "cases": cases,
     }
 

@@ -40,45 +40,23 @@ import operator
 import platform
 import re
 
-from promote_cli.vocab.dtypes import find
+from promote_cli.probes.cases import pair_groups
+from promote_cli.vocab.dtypes import native_names
 
 FRAMEWORK = "torch"
 PACKAGE = "torch"
 
-#: canonical dtype name -> attribute of the ``torch`` module, in the contract's order.
-TORCH_NAMES = {
-    "bool": "bool",
-    "i2": "int2",
-    "i4": "int4",
-    "i8": "int8",
-    "i16": "int16",
-    "i32": "int32",
-    "i64": "int64",
-    "u1": "uint1",
-    "u2": "uint2",
-    "u4": "uint4",
-    "u8": "uint8",
-    "u16": "uint16",
-    "u32": "uint32",
-    "u64": "uint64",
-    "f4e2m1": "float4_e2m1fn_x2",
-    "f8e4m3": "float8_e4m3fn",
-    "f8e5m2": "float8_e5m2",
-    "f8e4m3fnuz": "float8_e4m3fnuz",
-    "f8e5m2fnuz": "float8_e5m2fnuz",
-    "f8e8m0": "float8_e8m0fnu",
-    "bf16": "bfloat16",
-    "f16": "float16",
-    "f32": "float32",
-    "f64": "float64",
-    "c32": "complex32",
-    "c64": "complex64",
-    "c128": "complex128",
-}
+#: the dtypes asked, in the recording's order.  Their torch names are the vocabulary's
+#: (``native_names("torch")``); a test checks that this lists every type torch names.
+ASKED = ("bool", "i2", "i4", "i8", "i16", "i32", "i64", "u1", "u2", "u4", "u8", "u16", "u32", "u64",
+         "f4e2m1", "f8e4m3", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz", "f8e8m0", "bf16", "f16", "f32", "f64",
+         "c32", "c64", "c128")
 
-#: the canonical names the vocabulary of this installation knows (a name it lacks is
-#: not asked: the recording only holds operands the ruleset can parse).
-TO_TORCH = {name: attr for name, attr in TORCH_NAMES.items() if find(name) is not None}
+#: canonical dtype name -> attribute of the ``torch`` module, for the asked types the
+#: vocabulary of this installation names (the recording only holds operands the ruleset
+#: can parse).
+_NAMES = native_names("torch")
+TO_TORCH = {name: _NAMES[name] for name in ASKED if name in _NAMES}
 FROM_TORCH = {f"torch.{attr}": name for name, attr in TO_TORCH.items()}
 
 #: PyTorch dtypes with no canonical name: not asked (see the ruleset's notes).
@@ -197,16 +175,8 @@ def operand_pairs(op: str):
         yield from itertools.product(types, types)
         return
     scalars = [f"py:{k}" for k in PY_VALUES]
-    for a, b in itertools.product(types, types):
-        yield a, b
-        yield f"0d:{a}", b
-        yield a, f"0d:{b}"
-        yield f"0d:{a}", f"0d:{b}"
-    for t, s in itertools.product(types, scalars):
-        yield t, s
-        yield s, t
-        yield f"0d:{t}", s
-        yield s, f"0d:{t}"
+    for pairs in pair_groups(types, scalars):
+        yield from pairs
     if op == "result_type":
         yield from itertools.product(scalars, scalars)
 
@@ -256,7 +226,7 @@ def record(ops: list[str] | None = None) -> dict:
         "python": platform.python_version(),
         "device": "cpu",
         "default_dtype": "f32",
-        "not_asked": [f"torch.{n}" for n in UNNAMED + [a for c, a in TORCH_NAMES.items() if c not in TO_TORCH]],
+        "not_asked": [f"torch.{n}" for n in UNNAMED] + [n for n in ASKED if n not in TO_TORCH],
         "refusals": refusals,
         # three operands at once, read off torch.addcmul (see TRIPLE_OPERANDS)
         "nary": list(triples()),

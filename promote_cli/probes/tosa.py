@@ -40,6 +40,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from promote_cli.numerics.legality import TOSA_TYPES
 from promote_cli.probes.tosa_model import (
     BINARY_OPS,
     BOOL_OUTPUT,
@@ -51,15 +52,13 @@ from promote_cli.probes.tosa_model import (
     run_graphs,
     version,
 )
+from promote_cli.vocab.dtypes import native_names
 
 FRAMEWORK = "tosa"
 
-#: tosa.xml element type -> canonical name
-FROM_SPEC = {
-    "bool_t": "bool", "i8_t": "i8", "i16_t": "i16", "i32_t": "i32", "i64_t": "i64",
-    "fp16_t": "f16", "bf16_t": "bf16", "fp32_t": "f32",
-    "fp8e4m3_t": "f8e4m3", "fp8e5m2_t": "f8e5m2",
-}
+#: tosa.xml element type -> canonical name, for legality's TOSA types (the vocabulary's
+#: ``tosa`` spellings)
+FROM_SPEC = {native_names("tosa")[name]: name for name in TOSA_TYPES}
 
 
 # --------------------------------------------------------------------------- RESCALE

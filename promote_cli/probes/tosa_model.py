@@ -16,22 +16,15 @@ import sys
 import tempfile
 from pathlib import Path
 
+from promote_cli.numerics.legality import TOSA_TYPES
+from promote_cli.vocab.dtypes import native_names
+
 PACKAGE = "tosa-tools"
 
 
-#: canonical name -> tosa_serializer DType attribute name
-TO_TOSA = {
-    "bool": "BOOL",
-    "i8": "INT8",
-    "i16": "INT16",
-    "i32": "INT32",
-    "i64": "INT64",
-    "f16": "FP16",
-    "bf16": "BF16",
-    "f32": "FP32",
-    "f8e4m3": "FP8E4M3",
-    "f8e5m2": "FP8E5M2",
-}
+#: canonical name -> tosa_serializer DType attribute name, for legality's TOSA types (the
+#: vocabulary's ``tosa_serializer`` spellings)
+TO_TOSA = {name: native_names("tosa_serializer")[name] for name in TOSA_TYPES}
 
 
 def version() -> str | None:

@@ -8,7 +8,9 @@ traits, so adding a type is a data change only.
 
 Names count bits (`i8` is int8, `c64` is complex64), as the CLI contract fixes them.
 Lookups are case-insensitive and forgive framework prefixes (`torch.float16`,
-`paddle.int8`, `ACL_FLOAT16`, `DT_HALF`). This module imports nothing heavy.
+`paddle.int8`, `ACL_FLOAT16`, `DT_HALF`). A framework's first spelling is its own name
+for the type: `native_names(framework)` gives them, for the probes. This module imports
+nothing heavy.
 """
 
 from __future__ import annotations
@@ -172,7 +174,19 @@ def load(path: Path = DATA) -> tuple[dict[str, DType], dict[str, dict[str, list[
         table = dict(table)
         spellings[name] = table.pop("spellings", {})
         types[name] = _build(name, table, types)
+        _check_numpy_spelling(types[name], spellings[name])
     return types, spellings
+
+
+def _check_numpy_spelling(d: DType, spellings: dict[str, list[str]]) -> None:
+    """The `numpy` trait and the first numpy (or ml_dtypes) spelling name the same type."""
+    if d.numpy is None:
+        return
+    module, _, own = d.numpy.rpartition(".")
+    framework = module or "numpy"
+    first = spellings.get(framework, [None])[0]
+    if first != own:
+        raise ValueError(f"dtype {d.name}: numpy = {d.numpy!r}, but its first {framework} spelling is {first!r}")
 
 
 # In the contract's order: bool, signed, unsigned, float, complex.
@@ -236,6 +250,13 @@ def suggest(name: str) -> str:
 def aliases(name: str) -> list[str]:
     """Every spelling accepted for a canonical name (lower case, without prefixes)."""
     return sorted(k for k, v in _INDEX.items() if v == name and k != name)
+
+
+def native_names(framework: str) -> dict[str, str]:
+    """Canonical name -> the framework's own name for the type (its first spelling), for
+    every type the framework has a spelling list for, in the contract's order."""
+    return {name: by_framework[framework][0] for name, by_framework in SPELLINGS.items()
+            if by_framework.get(framework)}
 
 
 def int_of(bits: int, signed: bool) -> DType | None:
