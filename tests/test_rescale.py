@@ -158,6 +158,7 @@ def _values_in_range(rng, i, cfg, mults, shifts, n):
         v = np.clip(v, cfg.input_zp - (1 << (s - 1)), cfg.input_zp + (1 << (s - 1)) - 1)
     if not cfg.scale32:
         bound = min(((1 << 31) - 1 - abs(cfg.output_zp)) * (1 << s) // max(m, 1) for m, s in zip(mults, shifts))
+        bound = min(bound, 1 << 62)  # the values are int64 (at most 2**47 here); numpy 2.0's clip takes int64 bounds
         v = np.clip(v, cfg.input_zp - bound, cfg.input_zp + bound)
     return v
 
