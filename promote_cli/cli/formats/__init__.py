@@ -1,7 +1,8 @@
 """Output formats: one small module per format behind one interface.
 
     from promote_cli.cli import formats
-    out = formats.get("csv")            # text, json, csv, markdown, rich (`color=True` for colour)
+    out = formats.get("csv")            # text, json, csv, markdown, rich (`color=True` for colour,
+                                        # `width=N` to fit matrices into N columns)
     formats.emit(out.matrix(m))         # the payload, on stdout
 
 A format is a `Format` subclass in its own module (`text.py`, `json.py`, `csv.py`,
@@ -58,8 +59,9 @@ class Format:
 
     name = ""
 
-    def __init__(self, color: bool = False):
+    def __init__(self, color: bool = False, width: int | None = None):
         self.color = color
+        self.width = width
 
     def _none(self, what: str):
         raise UsageError(f"--format {self.name} has no form for {what}")
@@ -92,12 +94,13 @@ class Format:
         self._none("a rescale report")
 
 
-def get(name: str, color: bool = False) -> Format:
-    """The format called `name` (UsageError for an unknown one)."""
+def get(name: str, color: bool = False, width: int | None = None) -> Format:
+    """The format called `name` (UsageError for an unknown one); `width` is the line length matrices must fit
+    (text and rich; None: text prints one grid, rich fits the width its console reports)."""
     if name not in NAMES:
         raise UsageError(f"unknown format {name!r} (formats: {', '.join(NAMES)})")
     module = importlib.import_module(f"{__name__}.{name}")
-    return module.FORMAT(color=color)
+    return module.FORMAT(color=color, width=width)
 
 
 def emit(text: str) -> None:
@@ -112,6 +115,21 @@ def grid(header: list[str], rows: list[list[str]]) -> str:
     widths = [max(len(r[i]) for r in [header] + rows) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(line, widths)).rstrip() for line in [header] + rows]
     return "\n".join(lines) + "\n"
+
+
+def slices(label_width: int, widths: list[int], width: int, gap: int) -> list[range]:
+    """Split columns of `widths` into consecutive blocks that fit `width` beside a label column of
+    `label_width`, each column taking `gap` more (at least one column a block)."""
+    blocks: list[range] = []
+    start, used = 0, label_width
+    for i, w in enumerate(widths):
+        if i > start and used + gap + w > width:
+            blocks.append(range(start, i))
+            start, used = i, label_width
+        used += gap + w
+    if start < len(widths) or not blocks:
+        blocks.append(range(start, len(widths)))
+    return blocks
 
 
 def corner(m) -> str:

@@ -10,6 +10,7 @@ from promote_cli.cli.formats import (
     grid,
     one_line,
     shown,
+    slices,
 )
 
 
@@ -27,7 +28,15 @@ class Text(Format):
 
     def matrix(self, m) -> str:
         rows = [[a] + [shown(r, REFUSED_TEXT) for r in row] for a, row in zip(m.types, m.results())]
-        return grid([corner(m)] + m.types, rows)
+        header = [corner(m)] + m.types
+        if self.width is None:
+            return grid(header, rows)
+        # several vertical slices, each with the row labels, each fitting the width
+        label = max(len(line[0]) for line in [header] + rows)
+        widths = [max(len(line[i]) for line in [header] + rows) for i in range(1, len(header))]
+        blocks = slices(label, widths, self.width, 2)
+        return "\n".join(grid([header[0]] + [header[i + 1] for i in cols],
+                               [[row[0]] + [row[i + 1] for i in cols] for row in rows]) for cols in blocks)
 
     def diff(self, d) -> str:
         if not d.differences:
