@@ -133,8 +133,19 @@ def slices(label_width: int, widths: list[int], width: int, gap: int) -> list[ra
 
 
 def corner(m) -> str:
-    """The top-left cell of a matrix: framework and op (an op of a ruleset without an op list is as typed)."""
-    return one_line(f"{m.framework} {m.op}")
+    """The top-left cell of a matrix: the ruleset as NAME@VERSION and the op (an op of a ruleset without an op
+    list is as typed)."""
+    return one_line(f"{m.framework}@{m.version} {m.op}")
+
+
+def side_heads(d) -> list[str]:
+    """A diff's column heads: each side's label with its ruleset's version (`openvino@2026.4.1:promote_unsafe=true`);
+    a label that names its version is kept as written."""
+    heads = []
+    for label, key in zip(d.frameworks, d.versions or d.frameworks):
+        spec, sep, opts = label.partition(":")
+        heads.append(label if "@" in spec else f"{key}{sep}{opts}")
+    return heads
 
 
 def shown(result: str | None, refused: str) -> str:

@@ -32,7 +32,7 @@ class Json(Format):
 
     def diff(self, d) -> str:
         return dumps({"frameworks": list(d.frameworks), "op": d.op, "types": d.types,
-                      "differences": d.differences}) + "\n"
+                      "differences": d.differences, "versions": dict(zip(d.frameworks, d.versions))}) + "\n"
 
     def records(self, r: Records) -> str:
         return dumps(r.data) + "\n"

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from promote_cli.cli.formats import REFUSED_MARKDOWN, Format, Records, one_line, shown, slices
+from promote_cli.cli.formats import REFUSED_MARKDOWN, Format, Records, one_line, shown, side_heads, slices
 
 _STYLE = {"bool": "bright_black", "signed": "cyan", "unsigned": "blue", "float": "green", "complex": "magenta"}
 
@@ -65,11 +65,11 @@ class Rich(Format):
 
     def diff(self, d) -> str:
         if not d.differences:
-            names = " and ".join(d.frameworks)
+            names = " and ".join(side_heads(d))
             return self._render(escape(f"{names} agree on every cell ({len(d.types)}×{len(d.types)}, {d.op})"))
-        t = Table(title=escape(f"{' vs '.join(d.frameworks)} ({d.op}): {len(d.differences)} differences"),
+        t = Table(title=escape(f"{' vs '.join(side_heads(d))} ({d.op}): {len(d.differences)} differences"),
                   box=box.SIMPLE_HEAVY)
-        for col in ("a", "b", *d.frameworks):
+        for col in ("a", "b", *side_heads(d)):
             t.add_column(escape(col))
         for x in d.differences:
             t.add_row(x["a"], x["b"], *[_cell(x[f]) for f in d.frameworks])

@@ -10,6 +10,7 @@ from promote_cli.cli.formats import (
     grid,
     one_line,
     shown,
+    side_heads,
     slices,
 )
 
@@ -42,7 +43,7 @@ class Text(Format):
         if not d.differences:
             return ""
         rows = [[x["a"], x["b"], *(shown(x[f], REFUSED_TEXT) for f in d.frameworks)] for x in d.differences]
-        return grid(["a", "b", *d.frameworks], rows)
+        return grid(["a", "b", *side_heads(d)], rows)
 
     def records(self, r: Records) -> str:
         text = grid(r.header, r.rows)
