@@ -20,6 +20,8 @@ keeps the base method, which raises `UsageError`. The payloads:
     cast_outcome(Outcome, hit)  one file of `promote cast`: its report (and the --fail-on conditions
                                 it triggered), or its error
     rescale_report(report)      one file of `promote rescale`
+    explanation(Explanation)    `promote explain`: the rule that decided, what it consulted, other options
+    expectations(ExpectReport)  `promote expect`: the expectations that do not hold, and a count
 
 A new payload (a cast report, say) is one more method here, raising by default, and an
 implementation in each format module that has a shape for it; its command offers exactly
@@ -92,6 +94,12 @@ class Format:
 
     def rescale_report(self, report) -> str:
         self._none("a rescale report")
+
+    def explanation(self, x) -> str:
+        self._none("an explanation")
+
+    def expectations(self, report) -> str:
+        self._none("expectations")
 
 
 def get(name: str, color: bool = False, width: int | None = None) -> Format:

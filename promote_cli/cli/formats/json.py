@@ -57,5 +57,13 @@ class Json(Format):
     def rescale_report(self, report) -> str:
         return dumps(report.as_dict()) + "\n"
 
+    def explanation(self, x) -> str:
+        return dumps(x.to_dict()) + "\n"
+
+    def expectations(self, report) -> str:
+        return dumps({"source": report.source, "checked": len(report.checked),
+                      "mismatches": [{"line": e.line, "text": e.text, "expected": e.expected, "got": e.got,
+                                      "reason": e.reason} for e in report.mismatches]}) + "\n"
+
 
 FORMAT = Json
