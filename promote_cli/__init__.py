@@ -9,6 +9,8 @@
     diff("openvino", "openvino:promote_unsafe=true")      # a side may carry its own options
     for line in batch("cann", sys.stdin.buffer): ...      # `promote query --batch`, line by line
     validate(["my-rules.toml"])                           # every problem of rule files
+    explain("openvino", "i8", "u8").refused_by           # which rule decided, what options would change
+    expect("examples/ci.expect").mismatches               # a CI file of `FW A B [OP] -> RESULT` lines
     cast_array(x, "f16")                                  # TOSA CAST of a numpy array (numpy loaded on use)
     cast_file("w.npy", to="bf16")                         # the same on a .npy file, streamed
 
@@ -210,6 +212,93 @@ def diff(*sides, types: list[str] | None = None, op: str = "add", options: dict 
 
 def _is_pair(value) -> bool:
     return isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], dict)
+
+
+def explain(framework: str, a, b, op: str = "add", options: dict | None = None):
+    """Why `framework` answers `a op b` as it does (an `Explanation`): the `[[rules]]` clause that decided, the
+    table cells and lattice joins it consulted (with the chain of edges to each join), the `[[after]]` clauses
+    that applied or refused, the reason, and the answer under every other value of each option."""
+    from promote_cli.oracle.explain import explain as _explain
+
+    return _explain(load(framework), a, b, op, options)
+
+
+@dataclass
+class Expectation:
+    """One line of an expect file: `FRAMEWORK[:KEY=VALUE,...] A B [OP] -> RESULT` (or `-> refused`)."""
+
+    line: int
+    text: str
+    framework: str
+    options: dict
+    a: str
+    b: str
+    op: str
+    expected: str | None  # canonical result operand; None: the pair is expected to be refused
+    got: str | None = None
+    reason: str = ""
+
+    @property
+    def holds(self) -> bool:
+        return self.got == self.expected
+
+
+@dataclass
+class ExpectReport:
+    """What `expect` found: every expectation (`.checked`) and those that do not hold (`.mismatches`)."""
+
+    source: str
+    checked: list
+
+    @property
+    def mismatches(self) -> list:
+        return [e for e in self.checked if not e.holds]
+
+
+REFUSED_WORD = "refused"
+
+
+def _expectation(number: int, text: str) -> Expectation:
+    left, arrow, right = text.partition("->")
+    words, want = left.split(), right.split()
+    if not arrow or "->" in right or len(want) != 1 or len(words) not in (3, 4):
+        raise UsageError("expected 'FRAMEWORK[:KEY=VALUE,...] A B [OP] -> RESULT' (or '-> refused')")
+    label, spec, options = parse_side(words[0])
+    a, b = (str(parse_operand(w)) for w in words[1:3])
+    expected = None if want[0].lower() == REFUSED_WORD else str(parse_operand(want[0]))
+    return Expectation(number, text, spec, options, a, b, words[3] if len(words) == 4 else "add", expected)
+
+
+def expect(path_or_lines, source: str | None = None) -> ExpectReport:
+    """Check an expect file (a path) or its lines: each `FRAMEWORK[:KEY=VALUE,...] A B [OP] -> RESULT` line is
+    asked and compared; `#` comments and blank lines are skipped. A malformed line, or one that cannot be asked
+    (unknown framework, dtype, op or option), is a UsageError naming its line number."""
+    import os
+
+    if isinstance(path_or_lines, (str, os.PathLike)):
+        path = os.fspath(path_or_lines)
+        try:
+            with open(path, encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+        source = source or path
+    else:
+        lines = [str(line).rstrip("\r\n") for line in path_or_lines]
+        source = source or "<lines>"
+    checked = []
+    for number, raw in enumerate(lines, 1):
+        text = raw.split("#", 1)[0].strip()
+        if not text:
+            continue
+        try:
+            e = _expectation(number, text)
+            ans = query(e.framework, e.a, e.b, e.op, e.options)
+        except UsageError as exc:
+            raise UsageError(f"{source}:{number}: {exc}") from None
+        e.got, e.reason = ans.result, ans.refusal or ans.reason
+        checked.append(e)
+    return ExpectReport(source, checked)
 
 
 def frameworks(framework: str | None = None, errors: list | None = None):

@@ -150,7 +150,7 @@ def test_table_json_and_types_restriction():
 
 def test_table_markdown_and_rich():
     md = run("table", "-f", "cann", "--format", "markdown", "--types", "i8,u16").stdout
-    assert md.splitlines()[0].startswith("| cann add | i8 | u16 |") and "×" in md
+    assert md.splitlines()[0].startswith("| cann@8.0 add | i8 | u16 |") and "×" in md
     rich = run("table", "-f", "cann", "--format", "rich", "--color", "always", "--types", "i8,u16").stdout
     assert "\x1b[" in rich and "×" in rich
 

@@ -3,7 +3,7 @@
 A console example is a ```console fence in a Markdown file under docs/ (or README.md):
 
     $ promote query i8 u8 -f openvino
-    promote: openvino refuses i8 add u8: ... (with -O promote_unsafe=true the result is i16)
+    promote: openvino@2026.4.1 refuses i8 add u8: ... (with -O promote_unsafe=true the result is i16)
     # exit 1
 
 The lines after a `$ promote ...` line are what it prints (stdout, then stderr), and an

@@ -16,6 +16,8 @@ from promote_cli.errors import EXIT_USAGE, PromoteError
 COMMANDS = {
     "query": ("promote_cli.cli.commands.query", "query", "The common dtype of two operands."),
     "table": ("promote_cli.cli.commands.table", "table", "The full promotion matrix, or the differences of two."),
+    "explain": ("promote_cli.cli.commands.explain", "explain", "Which rule decides a pair, and what other options give."),
+    "expect": ("promote_cli.cli.commands.explain", "expect", "Check a file of expected answers (for CI)."),
     "cast": ("promote_cli.cli.commands.cast", "cast", "Convert .npy files with TOSA CAST semantics."),
     "rescale": ("promote_cli.cli.commands.rescale", "rescale", "Requantize a .npy file with TOSA RESCALE (multiply, add, shift)."),
     "verify": ("promote_cli.cli.commands.verify", "verify", "Re-check a ruleset against the installed framework."),

@@ -177,6 +177,9 @@ def _environment(rs: Ruleset) -> dict:
         row = _key(x, t.rows)
         col = _key(y, t.columns)
         cell = t.cells.get((row, col)) if row is not None and col is not None else None
+        trace = rs.state.get("trace")
+        if trace is not None:  # `promote explain` is watching
+            trace.append(("table", name, row, col, None if cell is REFUSE else cell))
         if cell is None or cell is REFUSE:
             raise Refusal(t.reason.format(a=x, b=y, table=name))
         return cell
@@ -185,6 +188,9 @@ def _environment(rs: Ruleset) -> dict:
         lat = rs.lattices[name]
         kx, ky = _node(lat, x), _node(lat, y)
         least = lat.joins.get((kx, ky)) if kx is not None and ky is not None else None
+        trace = rs.state.get("trace")
+        if trace is not None:
+            trace.append(("lattice", name, kx, ky, least))
         if least is None:
             raise Refusal(lat.reason.format(a=x, b=y))
         return lat.weak.get(least) or lat.nodes[least]
@@ -401,6 +407,8 @@ def _after(rs: Ruleset, env: dict, local: dict, a: Operand, b: Operand, result, 
     for clause in rs.after:
         outcome = _try(rs, clause, env, local, a, b, result)
         if outcome is not None:
+            if rs.state.get("trace") is not None:
+                rs.state["trace"].append(("after", clause.name, str(result), None, str(outcome[0])))
             result = outcome[0]
             if outcome[1]:
                 reason = f"{reason}; {outcome[1]}" if reason else outcome[1]

@@ -47,6 +47,7 @@ class Diff:
     op: str
     types: list[str]
     differences: list[dict]
+    versions: tuple[str, ...] = ()  # each side's ruleset as NAME@VERSION, in the order of `frameworks`
 
 
 def axis(rs: Ruleset | None, types: list[str] | None) -> list[str]:
@@ -115,7 +116,7 @@ def diff(sides: list[Side], types: list[str] | None = None, op: str = "add") -> 
                 row = {"a": a, "b": b}
                 row.update(zip(labels, results))
                 out.append(row)
-    return Diff(tuple(labels), op, names, out)
+    return Diff(tuple(labels), op, names, out, tuple(s.ruleset.key for s in sides))
 
 
 def _result(rs: Ruleset, a: str, b: str, op: str, options: dict | None) -> str | None:

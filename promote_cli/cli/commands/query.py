@@ -61,9 +61,9 @@ def query(operands, framework, op, options, fmt, batch):
 def _refusal_line(ans) -> str:
     """One line for stderr explaining a refusal, with the option that would allow the pair."""
     if ans.operands is not None and len(ans.operands) > 2:
-        text = f"{ans.framework} refuses {ans.op} of {', '.join(ans.operands)}: {ans.refusal}"
+        text = f"{ans.framework}@{ans.version} refuses {ans.op} of {', '.join(ans.operands)}: {ans.refusal}"
     else:
-        text = f"{ans.framework} refuses {ans.a} {ans.op} {ans.b}: {ans.refusal}"
+        text = f"{ans.framework}@{ans.version} refuses {ans.a} {ans.op} {ans.b}: {ans.refusal}"
     if ans.hint:
         text += f" (with -O {ans.hint['option']}={ans.hint['value']} the result is {ans.hint['result']})"
     return text

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 
 import click
@@ -33,12 +34,18 @@ FORMATS = ["rich", "text", "json", "csv", "markdown"]
 @click.option("--types", metavar="A,B,...", help="Restrict both axes to these operands (each once).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS),
               help="Default: rich on a terminal, text when piped or with NO_COLOR.")
+@click.option("--width", type=click.IntRange(min=20), metavar="N",
+              help="Fit the matrix into N columns, in vertical slices that each repeat the row labels "
+                   "(rich: default the terminal's width; text: default one grid).")
 @click.option("--exit-code", is_flag=True, help="With --diff: exit 1 when any difference exists.")
 @color_option
-def table(framework, diff_pair, cast_pairs, op, options, types, fmt, exit_code, color):
+def table(framework, diff_pair, cast_pairs, op, options, types, fmt, width, exit_code, color):
     """The promotion matrix of a framework (rows: left operand, columns: right operand)."""
     colored = color_wanted(color)
-    out = formats.get(fmt or ("rich" if colored else "text"), color=colored)
+    fmt = fmt or ("rich" if colored else "text")
+    if width is None and fmt == "rich":
+        width = shutil.get_terminal_size().columns
+    out = formats.get(fmt, color=colored, width=width)
     type_list = parse_types(types)
     opts = parse_options(options)
     if cast_pairs:

@@ -1,7 +1,8 @@
 """Output formats: one small module per format behind one interface.
 
     from promote_cli.cli import formats
-    out = formats.get("csv")            # text, json, csv, markdown, rich (`color=True` for colour)
+    out = formats.get("csv")            # text, json, csv, markdown, rich (`color=True` for colour,
+                                        # `width=N` to fit matrices into N columns)
     formats.emit(out.matrix(m))         # the payload, on stdout
 
 A format is a `Format` subclass in its own module (`text.py`, `json.py`, `csv.py`,
@@ -19,6 +20,8 @@ keeps the base method, which raises `UsageError`. The payloads:
     cast_outcome(Outcome, hit)  one file of `promote cast`: its report (and the --fail-on conditions
                                 it triggered), or its error
     rescale_report(report)      one file of `promote rescale`
+    explanation(Explanation)    `promote explain`: the rule that decided, what it consulted, other options
+    expectations(ExpectReport)  `promote expect`: the expectations that do not hold, and a count
 
 A new payload (a cast report, say) is one more method here, raising by default, and an
 implementation in each format module that has a shape for it; its command offers exactly
@@ -58,8 +61,9 @@ class Format:
 
     name = ""
 
-    def __init__(self, color: bool = False):
+    def __init__(self, color: bool = False, width: int | None = None):
         self.color = color
+        self.width = width
 
     def _none(self, what: str):
         raise UsageError(f"--format {self.name} has no form for {what}")
@@ -91,13 +95,20 @@ class Format:
     def rescale_report(self, report) -> str:
         self._none("a rescale report")
 
+    def explanation(self, x) -> str:
+        self._none("an explanation")
 
-def get(name: str, color: bool = False) -> Format:
-    """The format called `name` (UsageError for an unknown one)."""
+    def expectations(self, report) -> str:
+        self._none("expectations")
+
+
+def get(name: str, color: bool = False, width: int | None = None) -> Format:
+    """The format called `name` (UsageError for an unknown one); `width` is the line length matrices must fit
+    (text and rich; None: text prints one grid, rich fits the width its console reports)."""
     if name not in NAMES:
         raise UsageError(f"unknown format {name!r} (formats: {', '.join(NAMES)})")
     module = importlib.import_module(f"{__name__}.{name}")
-    return module.FORMAT(color=color)
+    return module.FORMAT(color=color, width=width)
 
 
 def emit(text: str) -> None:
@@ -114,9 +125,35 @@ def grid(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def slices(label_width: int, widths: list[int], width: int, gap: int) -> list[range]:
+    """Split columns of `widths` into consecutive blocks that fit `width` beside a label column of
+    `label_width`, each column taking `gap` more (at least one column a block)."""
+    blocks: list[range] = []
+    start, used = 0, label_width
+    for i, w in enumerate(widths):
+        if i > start and used + gap + w > width:
+            blocks.append(range(start, i))
+            start, used = i, label_width
+        used += gap + w
+    if start < len(widths) or not blocks:
+        blocks.append(range(start, len(widths)))
+    return blocks
+
+
 def corner(m) -> str:
-    """The top-left cell of a matrix: framework and op (an op of a ruleset without an op list is as typed)."""
-    return one_line(f"{m.framework} {m.op}")
+    """The top-left cell of a matrix: the ruleset as NAME@VERSION and the op (an op of a ruleset without an op
+    list is as typed)."""
+    return one_line(f"{m.framework}@{m.version} {m.op}")
+
+
+def side_heads(d) -> list[str]:
+    """A diff's column heads: each side's label with its ruleset's version (`openvino@2026.4.1:promote_unsafe=true`);
+    a label that names its version is kept as written."""
+    heads = []
+    for label, key in zip(d.frameworks, d.versions or d.frameworks):
+        spec, sep, opts = label.partition(":")
+        heads.append(label if "@" in spec else f"{key}{sep}{opts}")
+    return heads
 
 
 def shown(result: str | None, refused: str) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from promote_cli.cli.formats import Format, Records, corner
+from promote_cli.cli.formats import Format, Records, corner, side_heads
 
 
 def _rows(header: list[str], rows) -> str:
@@ -24,7 +24,7 @@ class Csv(Format):
                      ([a] + [r if r is not None else "" for r in row] for a, row in zip(m.types, m.results())))
 
     def diff(self, d) -> str:
-        return _rows(["a", "b", *d.frameworks],
+        return _rows(["a", "b", *side_heads(d)],
                      ([x["a"], x["b"], *(x[f] or "" for f in d.frameworks)] for x in d.differences))
 
     def records(self, r: Records) -> str:

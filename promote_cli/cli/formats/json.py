@@ -32,7 +32,7 @@ class Json(Format):
 
     def diff(self, d) -> str:
         return dumps({"frameworks": list(d.frameworks), "op": d.op, "types": d.types,
-                      "differences": d.differences}) + "\n"
+                      "differences": d.differences, "versions": dict(zip(d.frameworks, d.versions))}) + "\n"
 
     def records(self, r: Records) -> str:
         return dumps(r.data) + "\n"
@@ -56,6 +56,14 @@ class Json(Format):
 
     def rescale_report(self, report) -> str:
         return dumps(report.as_dict()) + "\n"
+
+    def explanation(self, x) -> str:
+        return dumps(x.to_dict()) + "\n"
+
+    def expectations(self, report) -> str:
+        return dumps({"source": report.source, "checked": len(report.checked),
+                      "mismatches": [{"line": e.line, "text": e.text, "expected": e.expected, "got": e.got,
+                                      "reason": e.reason} for e in report.mismatches]}) + "\n"
 
 
 FORMAT = Json

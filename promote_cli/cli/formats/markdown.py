@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from promote_cli.cli.formats import REFUSED_MARKDOWN, Format, Records, corner, shown
+from promote_cli.cli.formats import REFUSED_MARKDOWN, Format, Records, corner, shown, side_heads
 
 
 def _esc(cell: str) -> str:
@@ -24,7 +24,7 @@ class Markdown(Format):
 
     def diff(self, d) -> str:
         rows = [[x["a"], x["b"], *(shown(x[f], REFUSED_MARKDOWN) for f in d.frameworks)] for x in d.differences]
-        return _table(["a", "b", *d.frameworks], rows)
+        return _table(["a", "b", *side_heads(d)], rows)
 
     def records(self, r: Records) -> str:
         return _table(r.header, r.rows)

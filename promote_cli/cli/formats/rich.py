@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from promote_cli.cli.formats import REFUSED_MARKDOWN, Format, Records, one_line
+from promote_cli.cli.formats import REFUSED_MARKDOWN, Format, Records, one_line, shown, side_heads, slices
 
 _STYLE = {"bool": "bright_black", "signed": "cyan", "unsigned": "blue", "float": "green", "complex": "magenta"}
 
@@ -31,28 +31,45 @@ def _cell(result: str | None) -> str:
 class Rich(Format):
     name = "rich"
 
-    def _render(self, thing) -> str:
-        console = Console(file=io.StringIO(), no_color=not self.color, force_terminal=self.color or None,
-                          highlight=False)
-        console.print(thing)
+    def _console(self) -> Console:
+        return Console(file=io.StringIO(), no_color=not self.color, force_terminal=self.color or None,
+                       highlight=False, width=self.width)
+
+    def _render(self, *things) -> str:
+        console = self._console()
+        for thing in things:
+            console.print(thing)
         return console.file.getvalue()
 
     def matrix(self, m) -> str:
-        t = Table(title=escape(one_line(f"{m.framework}@{m.version} {m.op}")), box=box.SIMPLE_HEAVY, show_lines=False)
-        t.add_column("a \\ b", style="bold")
-        for name in m.types:
-            t.add_column(name, justify="center")
-        for a, row in zip(m.types, m.results()):
-            t.add_row(a, *[_cell(r) for r in row])
-        return self._render(t)
+        """The matrix in as many vertical slices as the width needs, each with the row labels; no cell is cut."""
+        results = m.results()
+        title = escape(one_line(f"{m.framework}@{m.version} {m.op}"))
+        width = self._console().width
+        label = max(len(x) for x in ["a \\ b", *m.types])
+        cols = [max(len(m.types[j]), *(len(shown(row[j], REFUSED_MARKDOWN)) for row in results))
+                for j in range(len(m.types))]
+        # SIMPLE_HEAVY: an edge space at each end, a space between columns, one of padding each side of a cell
+        blocks = slices(label + 4, cols, width, 3)
+        tables = []
+        for n, block in enumerate(blocks):
+            part = f" ({m.types[block[0]]}..{m.types[block[-1]]})" if len(blocks) > 1 else ""
+            t = Table(title=title + escape(part), box=box.SIMPLE_HEAVY, show_lines=False)
+            t.add_column("a \\ b", style="bold", no_wrap=True, min_width=label)
+            for j in block:
+                t.add_column(m.types[j], justify="center", no_wrap=True, min_width=cols[j])
+            for a, row in zip(m.types, results):
+                t.add_row(a, *[_cell(row[j]) for j in block])
+            tables.append(t)
+        return self._render(*tables)
 
     def diff(self, d) -> str:
         if not d.differences:
-            names = " and ".join(d.frameworks)
+            names = " and ".join(side_heads(d))
             return self._render(escape(f"{names} agree on every cell ({len(d.types)}×{len(d.types)}, {d.op})"))
-        t = Table(title=escape(f"{' vs '.join(d.frameworks)} ({d.op}): {len(d.differences)} differences"),
+        t = Table(title=escape(f"{' vs '.join(side_heads(d))} ({d.op}): {len(d.differences)} differences"),
                   box=box.SIMPLE_HEAVY)
-        for col in ("a", "b", *d.frameworks):
+        for col in ("a", "b", *side_heads(d)):
             t.add_column(escape(col))
         for x in d.differences:
             t.add_row(x["a"], x["b"], *[_cell(x[f]) for f in d.frameworks])

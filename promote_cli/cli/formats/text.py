@@ -10,6 +10,8 @@ from promote_cli.cli.formats import (
     grid,
     one_line,
     shown,
+    side_heads,
+    slices,
 )
 
 
@@ -27,13 +29,21 @@ class Text(Format):
 
     def matrix(self, m) -> str:
         rows = [[a] + [shown(r, REFUSED_TEXT) for r in row] for a, row in zip(m.types, m.results())]
-        return grid([corner(m)] + m.types, rows)
+        header = [corner(m)] + m.types
+        if self.width is None:
+            return grid(header, rows)
+        # several vertical slices, each with the row labels, each fitting the width
+        label = max(len(line[0]) for line in [header] + rows)
+        widths = [max(len(line[i]) for line in [header] + rows) for i in range(1, len(header))]
+        blocks = slices(label, widths, self.width, 2)
+        return "\n".join(grid([header[0]] + [header[i + 1] for i in cols],
+                               [[row[0]] + [row[i + 1] for i in cols] for row in rows]) for cols in blocks)
 
     def diff(self, d) -> str:
         if not d.differences:
             return ""
         rows = [[x["a"], x["b"], *(shown(x[f], REFUSED_TEXT) for f in d.frameworks)] for x in d.differences]
-        return grid(["a", "b", *d.frameworks], rows)
+        return grid(["a", "b", *side_heads(d)], rows)
 
     def records(self, r: Records) -> str:
         text = grid(r.header, r.rows)
@@ -82,6 +92,78 @@ class Text(Format):
         return (f"{one_line(r.input)} -> {one_line(r.output)}: {r.src} -> {r.dst} ({', '.join(how)}), "
                 f"{r.elements} elements ({shape}): {s['saturated']} saturated "
                 f"({s['saturated_low']} low, {s['saturated_high']} high)\n")
+
+    def explanation(self, x) -> str:
+        return "".join(f"{one_line(line)}\n" for line in explanation_lines(x))
+
+    def expectations(self, report) -> str:
+        out = [f"{report.source}:{e.line}: {e.text}: got {_outcome(e.got)}"
+               + (f" ({e.reason})" if e.got is None and e.reason else "") for e in report.mismatches]
+        bad, n = len(report.mismatches), len(report.checked)
+        out.append(f"{report.source}: {n - bad} of {n} expectations hold")
+        return "".join(f"{one_line(line)}\n" for line in out)
+
+
+def _outcome(result: str | None) -> str:
+    return result if result is not None else "refused"
+
+
+def _clause(c: dict) -> str:
+    parts = [f"[[{c['section']}]] {c['name']!r}"]
+    if "ops" in c:
+        parts.append(f"ops {', '.join(c['ops'])}")
+    if "if" in c:
+        parts.append(f"if {c['if']}")
+    if "result" in c:
+        parts.append(f"result = {c['result']}")
+    return "; ".join(parts)
+
+
+def explanation_lines(x) -> list[str]:
+    """`promote explain` as lines: the answer, the deciding clause, each lookup, the options' alternatives."""
+    head = f"{x.framework}@{x.version}: {x.a} {x.op} {x.b} -> {_outcome(x.result)}"
+    out = [head + (f" (op group {x.op_group})" if x.op_group != x.op else "")]
+    out += [f"  operand: {line}" for line in x.operand_policy]
+    if any(not n[0].isalnum() or ":" in n for n in x.normalised):
+        out.append(f"  operands as the rules see them: {', '.join(x.normalised)} (rules for 0d:, py: and weak: "
+                   "operands apply)")
+    if x.rule is None:
+        out.append("  rule: none of the [[rules]] decides")
+    elif x.rule["section"] == "types":
+        out.append("  rule: the ruleset's types (an operand is not one of them)")
+    else:
+        out.append(f"  rule: {_clause(x.rule)}")
+        if x.rule_result is not None and (x.rule_result != x.result):
+            out.append(f"  the rule gives {x.rule_result}")
+    for step in x.steps:
+        if step.kind == "table":
+            out.append(f"  table {step.name!r}: row {step.row}, column {step.column} -> {_outcome(step.value)}")
+        elif step.kind == "lattice":
+            out.append(f"  lattice {step.name!r}: join of {step.row} and {step.column} -> {_outcome(step.value)}")
+            out += [f"    {' -> '.join(path)}" for path in step.path if len(path) > 1]
+        else:
+            out.append(f"  [[after]] {step.name!r}: {step.row} -> {step.value}")
+    if x.refused_by is not None:
+        out.append(f"  refused by {_clause(x.refused_by)}")
+    if x.refusal is not None:
+        out.append(f"  refusal: {x.refusal}")
+    elif x.reason:
+        out.append(f"  reason: {x.reason}")
+    if x.options:
+        out.append("  options: " + ", ".join(f"{k}={v}" for k, v in x.options.items()))
+    by_option: dict = {}
+    for alt in x.alternatives:
+        by_option.setdefault(alt.option, []).append(alt)
+    if by_option:
+        out.append("  with other option values:")
+    for name, alts in by_option.items():
+        groups: dict = {}
+        for alt in alts:
+            groups.setdefault(alt.result, []).append(alt.value)
+        for result, values in groups.items():
+            same = " (as now)" if result == x.result else ""
+            out.append(f"    {name}={'|'.join(values)} -> {_outcome(result)}{same}")
+    return out
 
 
 #: the counters a cast report's text line names, in its order
