@@ -86,10 +86,17 @@ class BatchLine:
 MEMO_ENTRIES = 65536  # each of a batch's memos (lines, operand tokens, canonical pairs) holds at most this many
 
 
-def _remember(memo: dict, key, value, limit: int | None = None):
+def _memo():
+    """An empty bounded memo for `_remember` (insertion-ordered, oldest evicted first)."""
+    from collections import OrderedDict
+
+    return OrderedDict()
+
+
+def _remember(memo, key, value, limit: int | None = None):
     """Store `key` in a bounded memo (`MEMO_ENTRIES` unless `limit`), evicting the oldest entry when full."""
     if len(memo) >= (limit or MEMO_ENTRIES):
-        del memo[next(iter(memo))]
+        memo.popitem(last=False)
     memo[key] = value
     return value
 
@@ -113,9 +120,9 @@ def batch(framework: str, lines, op: str = "add", options: dict | None = None):
     parse_options(rs, options)
     if hasattr(lines, "readline"):
         lines = _bounded_lines(lines, MAX_LINE_BYTES)
-    by_line: dict = {}  # raw line -> (operands, answer, error), or None for a blank / comment line
-    by_token: dict[str, Operand | PromoteError] = {}
-    by_pair: dict[tuple[str, str], tuple[Answer | None, PromoteError | None]] = {}
+    by_line = _memo()  # raw line -> (operands, answer, error), or None for a blank / comment line
+    by_token = _memo()  # operand as written -> (Operand, canonical spelling), or the error parsing it
+    by_pair = _memo()  # canonical spellings -> (answer, error)
     name = rs.name
     number = 0
     for line in lines:
@@ -145,36 +152,41 @@ def batch(framework: str, lines, op: str = "add", options: dict | None = None):
         yield BatchLine(number, hit[0], hit[1], hit[2], name, op)
 
 
-def _batch_line(rs, line: str, op, options, by_token: dict, by_pair: dict, answer):
+def _batch_line(rs, line: str, op, options, by_token, by_pair, answer):
     """(operands, answer, error) for one decoded batch line; None for a blank or comment line."""
-    text = line.split("#", 1)[0].strip()
+    text = line.split("#", 1)[0].strip() if "#" in line else line.strip()
     if not text:
         return None
     parts = tuple(text.split())
     if len(parts) != 2:
         shown = text if len(text) <= 80 else text[:77] + "..."
         return parts, None, UsageError(f"expected `A B`, got {shown!r}")
-    pair = []
-    for token in parts:
-        operand = by_token.get(token)
-        if operand is None:
-            try:
-                operand = parse_operand(token)
-            except PromoteError as exc:
-                operand = exc
-            _remember(by_token, token, operand)
-        if not isinstance(operand, Operand):
-            return parts, None, operand
-        pair.append(operand)
-    key = (str(pair[0]), str(pair[1]))
+    a, b = parts
+    ta = by_token.get(a) or _token(by_token, a)
+    if ta[0] is None:
+        return parts, None, ta[1]
+    tb = by_token.get(b) or _token(by_token, b)
+    if tb[0] is None:
+        return parts, None, tb[1]
+    key = (ta[1], tb[1])
     hit = by_pair.get(key)
     if hit is None:
         try:
-            hit = (answer(rs, pair[0], pair[1], op, options), None)
+            hit = (answer(rs, ta[0], tb[0], op, options), None)
         except PromoteError as exc:
             hit = (None, exc)
         _remember(by_pair, key, hit)
     return parts, hit[0], hit[1]
+
+
+def _token(by_token, token: str):
+    """(Operand, canonical spelling) of an operand as written, or (None, the error parsing it); remembered."""
+    try:
+        operand = parse_operand(token)
+        entry = (operand, str(operand))
+    except PromoteError as exc:
+        entry = (None, exc)
+    return _remember(by_token, token, entry)
 
 
 def _bounded_lines(stream, limit: int):

@@ -77,7 +77,7 @@ def _batch(framework, op, opts, out) -> int:
     pending: list[str] = []
     # The same answer renders the same: once per canonical pair (an answer's operands are canonical),
     # once per spelling for a line that has an error (its rendering may show the operands as written).
-    rendered: dict[object, str] = {}
+    rendered = promote_cli._memo()
     stdin = getattr(sys.stdin, "buffer", sys.stdin)  # bytes: each line is decoded on its own
     try:
         for line in promote_cli.batch(framework, stdin, op, opts):
