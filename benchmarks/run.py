@@ -7,6 +7,7 @@ process, output to /dev/null; peak RSS of that process from `os.wait4`); the med
     python benchmarks/run.py                      # all three, default sizes
     python benchmarks/run.py --only startup --rounds 30
     python benchmarks/run.py --lines 200000 --json out.json
+    python benchmarks/run.py --promote /path/to/other/venv/bin/promote   # another build, same references
 
 Targets:
   startup    `promote query i8 u8 -f openvino -O promote_unsafe=true`  vs  `python -c "import click"`
@@ -129,8 +130,7 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    return (f"{os.cpu_count()} CPUs {cpu}; Python {sys.version.split()[0]}; numpy {np.__version__}; "
-            f"promote {getattr(promote_cli, '__version__', '?')}")
+    return f"{os.cpu_count()} CPUs {cpu}; Python {sys.version.split()[0]}; numpy {np.__version__}"
 
 
 def main(argv=None) -> int:
@@ -141,9 +141,10 @@ def main(argv=None) -> int:
     parser.add_argument("--lines", type=int, default=1_000_000, help="batch lines (default 1M)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--promote", help="the `promote` command to measure (default: the one beside this Python)")
     args = parser.parse_args(argv)
     only = args.only or list(TARGETS)
-    promote = promote_command()
+    promote = args.promote.split() if args.promote else promote_command()
     results = {"machine": machine(), "lines": args.lines}
     print(results["machine"])
     tmp = tempfile.mkdtemp(prefix="promote-bench-")

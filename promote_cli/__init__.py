@@ -83,7 +83,7 @@ class BatchLine:
         return 1 if self.answer.result is None else 0
 
 
-MEMO_ENTRIES = 65536  # each of a batch's memos (lines, operand tokens, canonical pairs) holds at most this many
+MEMO_ENTRIES = 16384  # each of a batch's memos (lines, operand tokens, canonical pairs) holds at most this many
 
 
 def _memo():
