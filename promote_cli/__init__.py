@@ -85,6 +85,24 @@ class BatchLine:
         return 1 if self.answer.result is None else 0
 
 
+MEMO_ENTRIES = 16384  # each of a batch's memos (lines, operand tokens, canonical pairs) holds at most this many
+
+
+def _memo():
+    """An empty bounded memo for `_remember` (insertion-ordered, oldest evicted first)."""
+    from collections import OrderedDict
+
+    return OrderedDict()
+
+
+def _remember(memo, key, value, limit: int | None = None):
+    """Store `key` in a bounded memo (`MEMO_ENTRIES` unless `limit`), evicting the oldest entry when full."""
+    if len(memo) >= (limit or MEMO_ENTRIES):
+        memo.popitem(last=False)
+    memo[key] = value
+    return value
+
+
 def batch(framework: str, lines, op: str = "add", options: dict | None = None):
     """Answer `A B` lines in order: yields a `BatchLine` per line that is not blank or a `#` comment.
 
@@ -92,6 +110,10 @@ def batch(framework: str, lines, op: str = "add", options: dict | None = None):
     line is decoded as UTF-8 on its own: an undecodable or overlong line gets its own error and the
     lines after it are still answered. The framework, op and options are checked before the first line
     (UsageError). A rule that fails on a line is that line's error (`RuleDefect`), never a refusal.
+
+    Lines are answered by their canonical operands: each distinct operand spelling is parsed once and
+    each canonical pair asked once, so `I8 uint8` after `i8 u8` costs two look-ups. Every memo is bounded
+    (`MEMO_ENTRIES`), so memory stays flat however long or varied the input.
     """
     from promote_cli.oracle.engine import answer, parse_options, resolve_op
 
@@ -100,34 +122,73 @@ def batch(framework: str, lines, op: str = "add", options: dict | None = None):
     parse_options(rs, options)
     if hasattr(lines, "readline"):
         lines = _bounded_lines(lines, MAX_LINE_BYTES)
-    seen: dict[tuple[str, ...], tuple[Answer | None, PromoteError | None]] = {}
-    for number, line in enumerate(lines, 1):
-        if line is None:
-            yield BatchLine(number, None, None, UsageError(f"line {number}: longer than {MAX_LINE_BYTES} bytes"),
-                            rs.name, op)
-            continue
-        if isinstance(line, (bytes, bytearray)):
-            try:
-                line = line.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                yield BatchLine(number, None, None, UsageError(
-                    f"line {number}: not UTF-8 (byte 0x{line[exc.start]:02x} at offset {exc.start})"), rs.name, op)
-                continue
-        text = line.split("#", 1)[0].strip()
-        if not text:
-            continue
-        parts = tuple(text.split())
-        hit = seen.get(parts)
+    by_line = _memo()  # raw line -> (operands, answer, error), or None for a blank / comment line
+    by_token = _memo()  # operand as written -> (Operand, canonical spelling), or the error parsing it
+    by_pair = _memo()  # canonical spellings -> (answer, error)
+    name = rs.name
+    number = 0
+    for line in lines:
+        number += 1
+        hit = by_line.get(line)
         if hit is None:
-            try:
-                if len(parts) != 2:
-                    shown = text if len(text) <= 80 else text[:77] + "..."
-                    raise UsageError(f"expected `A B`, got {shown!r}")
-                hit = (answer(rs, parts[0], parts[1], op, options), None)
-            except PromoteError as exc:
-                hit = (None, exc)
-            seen[parts] = hit
-        yield BatchLine(number, parts, hit[0], hit[1], rs.name, op)
+            if line is None:
+                yield BatchLine(number, None, None, UsageError(f"line {number}: longer than {MAX_LINE_BYTES} bytes"),
+                                name, op)
+                continue
+            if line in by_line:  # a blank or comment line seen before
+                continue
+            raw = line
+            if isinstance(line, (bytes, bytearray)):
+                try:
+                    line = line.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    yield BatchLine(number, None, None, UsageError(
+                        f"line {number}: not UTF-8 (byte 0x{line[exc.start]:02x} at offset {exc.start})"), name, op)
+                    continue
+            hit = _batch_line(rs, line, op, options, by_token, by_pair, answer)
+            if isinstance(raw, bytearray):
+                raw = bytes(raw)
+            _remember(by_line, raw, hit)
+            if hit is None:
+                continue
+        yield BatchLine(number, hit[0], hit[1], hit[2], name, op)
+
+
+def _batch_line(rs, line: str, op, options, by_token, by_pair, answer):
+    """(operands, answer, error) for one decoded batch line; None for a blank or comment line."""
+    text = line.split("#", 1)[0].strip() if "#" in line else line.strip()
+    if not text:
+        return None
+    parts = tuple(text.split())
+    if len(parts) != 2:
+        shown = text if len(text) <= 80 else text[:77] + "..."
+        return parts, None, UsageError(f"expected `A B`, got {shown!r}")
+    a, b = parts
+    ta = by_token.get(a) or _token(by_token, a)
+    if ta[0] is None:
+        return parts, None, ta[1]
+    tb = by_token.get(b) or _token(by_token, b)
+    if tb[0] is None:
+        return parts, None, tb[1]
+    key = (ta[1], tb[1])
+    hit = by_pair.get(key)
+    if hit is None:
+        try:
+            hit = (answer(rs, ta[0], tb[0], op, options), None)
+        except PromoteError as exc:
+            hit = (None, exc)
+        _remember(by_pair, key, hit)
+    return parts, hit[0], hit[1]
+
+
+def _token(by_token, token: str):
+    """(Operand, canonical spelling) of an operand as written, or (None, the error parsing it); remembered."""
+    try:
+        operand = parse_operand(token)
+        entry = (operand, str(operand))
+    except PromoteError as exc:
+        entry = (None, exc)
+    return _remember(by_token, token, entry)
 
 
 def _bounded_lines(stream, limit: int):

@@ -31,11 +31,6 @@ from promote_cli.vocab import dtypes, operands
 from promote_cli.vocab.dtypes import DType
 from promote_cli.vocab.operands import PYTHON, WEAK, Operand
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
-
 SCHEMA = 2          # the newest schema this promote reads
 SCHEMAS = (1, 2)    # every schema it reads; a file without `schema` is schema 1
 TOP_KEYS = {"schema", "name", "version", "default", "description", "source", "follows", "extends", "types",
@@ -166,6 +161,17 @@ def read_toml(path: Path) -> dict:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise RuleFileError(f"{path}: not UTF-8 (byte {exc.start}, line {line})") from None
+    from promote_cli import tomlcache
+
+    return tomlcache.loads(data, lambda: parse_toml(text, path))
+
+
+def parse_toml(text: str, path) -> dict:
+    """A rule file's text parsed as TOML (one RuleFileError line when it is not TOML)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

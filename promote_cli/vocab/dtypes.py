@@ -19,11 +19,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-try:
-    import tomllib
-except ModuleNotFoundError:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
-
 from promote_cli.errors import UsageError
 
 KINDS = ("bool", "signed", "unsigned", "float", "complex")
@@ -166,8 +161,11 @@ def _build(name: str, t: dict, done: dict[str, DType]) -> DType:
 
 def load(path: Path = DATA) -> tuple[dict[str, DType], dict[str, dict[str, list[str]]]]:
     """The types of a vocabulary file, in file order, and each one's spellings by framework."""
+    from promote_cli import tomlcache
+
     with open(path, "rb") as handle:
-        raw = tomllib.load(handle)
+        data = handle.read()
+    raw = tomlcache.loads(data, lambda: _parse(data))
     types: dict[str, DType] = {}
     spellings: dict[str, dict[str, list[str]]] = {}
     for name, table in raw.items():
@@ -176,6 +174,14 @@ def load(path: Path = DATA) -> tuple[dict[str, DType], dict[str, dict[str, list[
         types[name] = _build(name, table, types)
         _check_numpy_spelling(types[name], spellings[name])
     return types, spellings
+
+
+def _parse(data: bytes) -> dict:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    return tomllib.loads(data.decode("utf-8"))
 
 
 def _check_numpy_spelling(d: DType, spellings: dict[str, list[str]]) -> None:

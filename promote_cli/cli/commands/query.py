@@ -75,16 +75,19 @@ def _batch(framework, op, opts, out) -> int:
     status = EXIT_OK
     unanswered = 0
     pending: list[str] = []
-    rendered: dict[tuple[str, ...], str] = {}  # the same pair answers the same: render it once
+    # The same answer renders the same: once per canonical pair (an answer's operands are canonical),
+    # once per spelling for a line that has an error (its rendering may show the operands as written).
+    rendered = promote_cli._memo()
     stdin = getattr(sys.stdin, "buffer", sys.stdin)  # bytes: each line is decoded on its own
     try:
         for line in promote_cli.batch(framework, stdin, op, opts):
-            key = line.operands
+            ans = line.answer
+            key = (ans.a, ans.b) if ans is not None else (None if line.operands is None else ("!",) + line.operands)
             text = rendered.get(key) if key is not None else None
             if text is None:
                 text = out.batch_line(line)
                 if key is not None:
-                    rendered[key] = text
+                    promote_cli._remember(rendered, key, text)
             pending.append(text)
             status = max(status, line.status)
             unanswered += line.status == EXIT_USAGE

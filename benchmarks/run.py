@@ -1,0 +1,188 @@
+"""`promote query` against its references, in one run: start-up and `--batch` throughput.
+
+Each target runs next to its reference, alternately, in fresh processes (`time.perf_counter` around the
+process, output to /dev/null; peak RSS of that process from `os.wait4`); the medians and their ratio
+(ours / reference, lower is better) are printed with the target.
+
+    python benchmarks/run.py                      # all three, default sizes
+    python benchmarks/run.py --only startup --rounds 30
+    python benchmarks/run.py --lines 200000 --json out.json
+    python benchmarks/run.py --promote /path/to/other/venv/bin/promote   # another build, same references
+
+Targets:
+  startup    `promote query i8 u8 -f openvino -O promote_unsafe=true`  vs  `python -c "import click"`
+  repeated   `promote query --batch -f cann` on N lines of repeated pairs  vs  a Python loop over
+             `numpy.promote_types` on the same pairs
+  distinct   `promote query --batch -f paddle --op /` on N textually distinct lines (aliases, letter case,
+             `0d:` / `py:` / `weak:` forms, spacing, a trailing comment)  vs  the numpy loop on the same
+             pairs; also the peak RSS
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+import promote_cli
+
+NUMPY_LOOP = """
+import sys
+import numpy as np
+promote = np.promote_types
+write = sys.stdout.write
+for line in sys.stdin:
+    a, b = line.split()
+    write(str(promote(a, b)) + "\\n")
+"""
+
+TARGETS = {"startup": 1.2, "repeated": 0.33, "distinct": 0.67}
+RSS_TARGET_MIB = 64
+
+
+def promote_command() -> list[str]:
+    """The installed `promote` script next to this interpreter, else `python -m promote_cli`."""
+    script = Path(sys.executable).with_name("promote")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "promote_cli"]
+
+
+def timed(cmd: list[str], stdin_path: str | None = None) -> tuple[float, float]:
+    """(seconds, peak RSS in MiB) of one run of `cmd` in a fresh process."""
+    stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
+    try:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    finally:
+        if stdin_path:
+            stdin.close()
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(cmd)}: exit {proc.returncode}")
+    return elapsed, usage.ru_maxrss / 1024
+
+
+def compare(ours: list[str], reference: list[str], rounds: int, stdin_ours=None, stdin_ref=None) -> dict:
+    runs = {"ours": [], "reference": []}
+    for _ in range(rounds):
+        runs["ours"].append(timed(ours, stdin_ours))
+        runs["reference"].append(timed(reference, stdin_ref))
+    out = {}
+    for side, samples in runs.items():
+        out[side] = {"median_s": statistics.median(t for t, _ in samples),
+                     "peak_rss_mib": max(r for _, r in samples)}
+    out["ratio"] = out["ours"]["median_s"] / out["reference"]["median_s"]
+    return out
+
+
+def numpy_names(framework: str) -> dict[str, str]:
+    """Canonical name -> numpy's name, for the framework's dtypes numpy itself has (not ml_dtypes')."""
+    have = {d.name for d in promote_cli.load(framework).types}
+    return {d.name: str(np.dtype(d.numpy)) for d in promote_cli.DTYPES.values()
+            if d.name in have and d.numpy and not d.numpy.startswith("ml_dtypes")}
+
+
+def write_streams(directory: str, framework: str, lines: int, distinct: bool, seed: int) -> tuple[str, str]:
+    """Our input and numpy's (the same pairs, in numpy's names)."""
+    rng = random.Random(seed)
+    names = numpy_names(framework)
+    canon = sorted(names)
+    ours_path, ref_path = os.path.join(directory, f"{framework}.ours"), os.path.join(directory, f"{framework}.np")
+    spellings = {c: [c] + promote_cli.aliases(c) for c in canon}
+    with open(ours_path, "w") as ours, open(ref_path, "w") as ref:
+        if not distinct:
+            pool = [(rng.choice(canon), rng.choice(canon)) for _ in range(64)]
+        for n in range(lines):
+            if distinct:
+                a, b = rng.choice(canon), rng.choice(canon)
+                ours.write(f"{' ' * rng.randint(0, 2)}{_spell(rng, a, spellings)}{' ' * rng.randint(1, 3)}"
+                           f"{_spell(rng, b, spellings)} # {n}\n")
+            else:
+                a, b = pool[n % len(pool)]
+                ours.write(f"{a} {b}\n")
+            ref.write(f"{names[a]} {names[b]}\n")
+    return ours_path, ref_path
+
+
+def _spell(rng: random.Random, canonical: str, spellings: dict[str, list[str]]) -> str:
+    word = rng.choice(spellings[canonical])
+    word = rng.choice([word, word.upper(), word.capitalize()])
+    return rng.choice(["{}", "{}", "0d:{}", "0D:{}", "weak:{}", "{}?"]).format(word)
+
+
+def machine() -> str:
+    cpu = ""
+    try:
+        for line in open("/proc/cpuinfo"):
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{os.cpu_count()} CPUs {cpu}; Python {sys.version.split()[0]}; numpy {np.__version__}"
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", action="append", choices=sorted(TARGETS), help="run only these (repeatable)")
+    parser.add_argument("--rounds", type=int, default=21, help="start-up runs of each side (default 21)")
+    parser.add_argument("--batch-rounds", type=int, default=3, help="batch runs of each side (default 3)")
+    parser.add_argument("--lines", type=int, default=1_000_000, help="batch lines (default 1M)")
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", help="also write the figures to this file")
+    parser.add_argument("--promote", help="the `promote` command to measure (default: the one beside this Python)")
+    args = parser.parse_args(argv)
+    only = args.only or list(TARGETS)
+    promote = args.promote.split() if args.promote else promote_command()
+    results = {"machine": machine(), "lines": args.lines}
+    print(results["machine"])
+    tmp = tempfile.mkdtemp(prefix="promote-bench-")
+    try:
+        if "startup" in only:
+            results["startup"] = compare(promote + ["query", "i8", "u8", "-f", "openvino", "-O", "promote_unsafe=true"],
+                                         [sys.executable, "-c", "import click"], args.rounds)
+            _show("startup", results["startup"], "query i8 u8 -f openvino", "import click", ms=True)
+        for name, framework, op, distinct in [("repeated", "cann", "add", False), ("distinct", "paddle", "/", True)]:
+            if name not in only:
+                continue
+            ours_in, ref_in = write_streams(tmp, framework, args.lines, distinct, args.seed)
+            results[name] = compare(promote + ["query", "--batch", "-f", framework, "--op", op],
+                                    [sys.executable, "-c", NUMPY_LOOP], args.batch_rounds, ours_in, ref_in)
+            _show(name, results[name], f"--batch -f {framework} --op {op}", "numpy loop", ms=False,
+                  lines=args.lines)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+def _show(name: str, r: dict, ours: str, ref: str, ms: bool, lines: int = 0) -> None:
+    target = TARGETS[name]
+    verdict = "met" if r["ratio"] <= target else "missed"
+    if ms:
+        figures = f"{r['ours']['median_s'] * 1e3:7.1f} ms vs {r['reference']['median_s'] * 1e3:7.1f} ms"
+    else:
+        figures = (f"{r['ours']['median_s']:6.2f} s ({lines / r['ours']['median_s'] / 1e3:5.0f}k lines/s) vs "
+                   f"{r['reference']['median_s']:6.2f} s ({lines / r['reference']['median_s'] / 1e3:5.0f}k lines/s)")
+    rss = f"peak RSS {r['ours']['peak_rss_mib']:.0f} MiB vs {r['reference']['peak_rss_mib']:.0f} MiB"
+    line = f"{name:9} {ours} vs {ref}: {figures}  ratio {r['ratio']:.2f} (target <= {target}: {verdict}); {rss}"
+    if name == "distinct":
+        rss_ok = "met" if r["ours"]["peak_rss_mib"] <= RSS_TARGET_MIB else "missed"
+        line += f" (target <= {RSS_TARGET_MIB} MiB: {rss_ok})"
+    print(line, flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+"""The cache of parsed TOML: answers are the same with it, without it and from a warm one; a changed or hostile
+entry (truncated, corrupted, another file's, another format's, a link, another user's, writable by others) is
+ignored and rebuilt; a cached dict is validated like a freshly parsed file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from promote_cli import tomlcache
+from promote_cli.errors import RuleFileError
+from promote_cli.oracle.loader import read_toml
+
+RULES = Path(__file__).resolve().parent.parent / "rules"
+QUESTIONS = ["i8 u8", "I8 uint8", "0d:f16 py:float", "weak:bf16 u8", "f16 bf16", "c64 f64", "frob i8", "i8"]
+
+
+def _batch(env_cache: str | None, framework: str = "paddle") -> subprocess.CompletedProcess:
+    env = dict(os.environ)
+    if env_cache is None:
+        env["PROMOTE_CACHE_DIR"] = ""
+    else:
+        env["PROMOTE_CACHE_DIR"] = env_cache
+    return subprocess.run([sys.executable, "-m", "promote_cli", "query", "--batch", "-f", framework, "--format",
+                           "json"], input="\n".join(QUESTIONS) + "\n", capture_output=True, text=True, env=env)
+
+
+def test_answers_are_identical_without_with_a_cold_and_with_a_warm_cache(tmp_path):
+    cache = str(tmp_path / "cache")
+    off, cold, warm = _batch(None), _batch(cache), _batch(cache)
+    assert off.stdout and off.stdout == cold.stdout == warm.stdout
+    assert off.returncode == cold.returncode == warm.returncode
+    assert len(list(Path(cache).glob("*.json"))) >= 2  # the vocabulary and the rule file(s)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    directory = tmp_path / "cache"
+    monkeypatch.setenv("PROMOTE_CACHE_DIR", str(directory))
+    return directory
+
+
+def _entry(cache: Path, path: Path) -> Path:
+    import hashlib
+
+    return cache / (hashlib.sha256(path.read_bytes()).hexdigest() + ".json")
+
+
+def _parses(monkeypatch) -> list:
+    calls = []
+    from promote_cli.oracle import loader
+
+    real = loader.parse_toml
+
+    def spy(text, path):
+        calls.append(path)
+        return real(text, path)
+
+    monkeypatch.setattr(loader, "parse_toml", spy)
+    return calls
+
+
+def test_a_warm_entry_is_used_and_equals_the_parsed_file(cache, monkeypatch):
+    path = RULES / "cann.toml"
+    first = read_toml(path)
+    assert _entry(cache, path).is_file() and oct(_entry(cache, path).stat().st_mode & 0o777) == "0o600"
+    calls = _parses(monkeypatch)
+    assert read_toml(path) == first and calls == []
+
+
+def test_the_cache_off_writes_nothing(tmp_path, monkeypatch):
+    monkeypatch.setenv("PROMOTE_CACHE_DIR", "")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert tomlcache.cache_dir() is None
+    read_toml(RULES / "cann.toml")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_xdg_cache_home_is_the_default_place(tmp_path, monkeypatch):
+    monkeypatch.delenv("PROMOTE_CACHE_DIR", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert tomlcache.cache_dir() == str(tmp_path / "promote")
+
+
+def _spoil_truncated(entry: Path):
+    entry.write_bytes(entry.read_bytes()[: entry.stat().st_size // 2])
+
+
+def _spoil_corrupted(entry: Path):
+    entry.write_bytes(b"\x00\xff not json")
+
+
+def _spoil_wrong_format(entry: Path):
+    payload = json.loads(entry.read_text())
+    payload["format"] = "0/py0.0"
+    entry.write_text(json.dumps(payload))
+
+
+def _spoil_other_files_digest(entry: Path):
+    payload = json.loads(entry.read_text())
+    payload["sha256"] = "0" * 64
+    entry.write_text(json.dumps(payload))
+
+
+def _spoil_not_a_dict(entry: Path):
+    entry.write_text(json.dumps({"format": json.loads(entry.read_text())["format"],
+                                 "sha256": entry.stem, "toml": [1, 2]}))
+
+
+def _spoil_symlink(entry: Path):
+    target = entry.with_name("elsewhere.json")
+    entry.rename(target)
+    entry.symlink_to(target)
+
+
+def _spoil_others_can_write(entry: Path):
+    entry.chmod(0o666)
+
+
+def _spoil_another_users(entry: Path):
+    if os.getuid() != 0:
+        pytest.fail("giving a file to another user needs root; run this test as root or in a container")
+    os.chown(entry, 12345, 12345)
+
+
+@pytest.mark.parametrize("spoil", [_spoil_truncated, _spoil_corrupted, _spoil_wrong_format, _spoil_other_files_digest,
+                                   _spoil_not_a_dict, _spoil_symlink, _spoil_others_can_write, _spoil_another_users])
+def test_a_hostile_entry_is_ignored_and_rebuilt(cache, monkeypatch, spoil):
+    path = RULES / "cann.toml"
+    good = read_toml(path)
+    entry = _entry(cache, path)
+    if spoil is not _spoil_wrong_format:  # the entry carries content the file does not have
+        payload = json.loads(entry.read_text())
+        payload["toml"]["name"] = "poisoned"
+        entry.write_text(json.dumps(payload))
+    spoil(entry)
+    calls = _parses(monkeypatch)
+    assert read_toml(path) == good and len(calls) == 1  # parsed again, not taken from the entry
+    assert not entry.is_symlink() and entry.stat().st_uid == os.getuid() and entry.stat().st_mode & 0o022 == 0
+    assert read_toml(path) == good and len(calls) == 1  # the rebuilt entry serves
+
+
+def test_a_cache_directory_others_can_write_or_a_link_is_not_used(tmp_path, monkeypatch):
+    path = RULES / "cann.toml"
+    real = tmp_path / "real"
+    real.mkdir(mode=0o700)
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    for directory, mode in [(link, 0o700), (real, 0o777)]:
+        real.chmod(mode)
+        monkeypatch.setenv("PROMOTE_CACHE_DIR", str(directory))
+        read_toml(path)
+        calls = _parses(monkeypatch)
+        read_toml(path)
+        assert len(calls) == 1
+        monkeypatch.undo()
+
+
+def test_a_cached_dict_is_validated_like_a_parsed_file(cache, tmp_path, monkeypatch):
+    from promote_cli.oracle import registry
+
+    path = RULES / "cann.toml"
+    read_toml(path)
+    entry = _entry(cache, path)
+    payload = json.loads(entry.read_text())
+    payload["toml"]["rules"] = "not a list of clauses"
+    entry.write_text(json.dumps(payload))
+    registry.clear_cache()
+    try:
+        with pytest.raises(RuleFileError):
+            registry.load_path(path)
+    finally:
+        registry.clear_cache()
+
+
+def test_a_toml_value_json_cannot_hold_is_parsed_every_time(cache, tmp_path, monkeypatch):
+    path = tmp_path / "dated.toml"
+    path.write_text("when = 1979-05-27\nx = nan\n")
+    first = read_toml(path)
+    assert "when" in first and list(cache.glob("*.json")) == []
