@@ -72,16 +72,15 @@ def default_output(src: str | os.PathLike, to: str) -> Path:
     return p.with_name(f"{stem}.{to}.npy")
 
 
-@dataclass
-class CastReport:
-    """What one file cast did."""
+@dataclass(kw_only=True)
+class FileReport:
+    """What one file conversion did (a cast or a rescale): the files, the types, the array, the counts.
+    `as_dict` is the JSON report: these fields around the conversion's own settings (`settings()`)."""
 
     input: str
     output: str
     src: str
     dst: str
-    mode: str
-    saturate: bool
     shape: tuple
     fortran_order: bool
     elements: int
@@ -90,6 +89,26 @@ class CastReport:
     bytes_in: int = 0
     bytes_out: int = 0
 
+    def settings(self) -> dict:
+        return {}
+
+    def as_dict(self) -> dict:
+        return {"input": self.input, "output": self.output, "from": self.src, "to": self.dst, **self.settings(),
+                "shape": list(self.shape), "fortran_order": self.fortran_order, "elements": self.elements,
+                "stats": dict(self.stats), "seconds": round(self.seconds, 6), "bytes_in": self.bytes_in,
+                "bytes_out": self.bytes_out}
+
+
+@dataclass(kw_only=True)
+class CastReport(FileReport):
+    """What one file cast did."""
+
+    mode: str
+    saturate: bool
+
+    def settings(self) -> dict:
+        return {"mode": self.mode, "saturate": self.saturate}
+
     def triggered(self, fail_on: Iterable[str]) -> list[str]:
         """The --fail-on conditions this cast met, in the order given."""
         out = []
@@ -97,23 +116,6 @@ class CastReport:
             if any(self.stats.get(k, 0) for k in FAIL_ON[cond]):
                 out.append(cond)
         return out
-
-    def as_dict(self) -> dict:
-        return {
-            "input": self.input,
-            "output": self.output,
-            "from": self.src,
-            "to": self.dst,
-            "mode": self.mode,
-            "saturate": self.saturate,
-            "shape": list(self.shape),
-            "fortran_order": self.fortran_order,
-            "elements": self.elements,
-            "stats": dict(self.stats),
-            "seconds": round(self.seconds, 6),
-            "bytes_in": self.bytes_in,
-            "bytes_out": self.bytes_out,
-        }
 
 
 def _stats_dict(stats) -> dict:

@@ -7,20 +7,17 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+from promote_cli.arrayio.castfile import FileReport
 from promote_cli.errors import UsageError
 from promote_cli.numerics.rescale_rules import ROUNDING
 
 
-@dataclass
-class RescaleReport:
+@dataclass(kw_only=True)
+class RescaleReport(FileReport):
     """What one file rescale did."""
 
-    input: str
-    output: str
-    src: str
-    dst: str
     scale32: bool
     rounding: str
     per_channel: bool
@@ -28,21 +25,11 @@ class RescaleReport:
     shift: list
     input_zp: int
     output_zp: int
-    shape: tuple
-    fortran_order: bool
-    elements: int
-    stats: dict = field(default_factory=dict)
-    seconds: float = 0.0
-    bytes_in: int = 0
-    bytes_out: int = 0
 
-    def as_dict(self) -> dict:
-        return {"input": self.input, "output": self.output, "from": self.src, "to": self.dst,
-                "scale32": self.scale32, "rounding": ROUNDING[self.rounding], "per_channel": self.per_channel,
+    def settings(self) -> dict:
+        return {"scale32": self.scale32, "rounding": ROUNDING[self.rounding], "per_channel": self.per_channel,
                 "multiplier": list(self.multiplier), "shift": list(self.shift), "input_zp": self.input_zp,
-                "output_zp": self.output_zp, "shape": list(self.shape), "fortran_order": self.fortran_order,
-                "elements": self.elements, "stats": dict(self.stats), "seconds": round(self.seconds, 6),
-                "bytes_in": self.bytes_in, "bytes_out": self.bytes_out}
+                "output_zp": self.output_zp}
 
     @property
     def rounding_name(self) -> str:
