@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from promote_cli import frameworks, load, query, table
 from promote_cli.cli import main
 from promote_cli.vocab.dtypes import DTYPES
+from support import run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -276,3 +277,23 @@ def test_query_of_more_than_two_operands():
     assert r.exit_code == 1 and r.stdout == ""
     assert "refuses add of i8, u16, f32" in r.stderr and len(r.stderr.splitlines()) == 1
     assert run("query", "i8", "u8", "-f", "cann", "--format", "json").exit_code == 0  # the contract's form
+
+
+def test_framework_names_are_case_insensitive_and_typos_suggest():
+    assert run_cli("query", "s8", "u8", "-f", "CANN")[:2] == (0, "i16\n")
+    assert run_cli("query", "s8", "u8", "-f", "Cann@8.0")[:2] == (0, "i16\n")
+    code, out, err = run_cli("query", "f16", "f32", "-f", "Paddle@2.6", "--format", "json")
+    assert code == 0 and json.loads(out)["result"] == "f32"
+    code, out, err = run_cli("query", "s8", "u8", "-f", "cnan")
+    assert code == 2 and "did you mean cann?" in err
+
+
+def test_dtypes_listing_gives_integer_ranges_exactly():
+    code, out, _ = run_cli("dtypes", "--format", "csv")
+    rows = {r["name"]: r for r in csv.DictReader(io.StringIO(out))}
+    assert code == 0 and rows["u64"]["max"] == "18446744073709551615" and rows["i64"]["max"] == str(2**63 - 1)
+    for name, d in DTYPES.items():
+        if d.kind in ("bool", "signed", "unsigned"):
+            assert int(rows[name]["max"]) == d.max, name
+        else:
+            assert float(rows[name]["max"]) == pytest.approx(d.max, rel=1e-5), name

@@ -112,9 +112,12 @@ def _raw(path: Path, files: dict[str, Path], seen: tuple[str, ...] = ()) -> dict
 
 def _find(spec: str, files: dict[str, Path]) -> Path:
     name, _, version = spec.partition("@")
-    group = {stem: path for stem, path in files.items() if stem.split("@", 1)[0] == name}
-    if not group:
-        close = difflib.get_close_matches(name, names(), n=3)
+    group = {stem: path for stem, path in files.items() if stem.split("@", 1)[0].lower() == name.lower()}
+    if group:  # names are case-insensitive: `-f CANN` is cann
+        name = next(iter(group)).split("@", 1)[0]
+        spec = f"{name}@{version}" if version else name
+    else:
+        close = difflib.get_close_matches(name.lower(), names(), n=3)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise UsageError(f"unknown framework {name!r}{hint}; known: {', '.join(names())}")
     if version:

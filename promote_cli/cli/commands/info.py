@@ -62,6 +62,11 @@ def frameworks(framework, fmt, verbose, color):
         sys.exit(EXIT_USAGE)
 
 
+def _number(value) -> str:
+    """An integer exactly (u64's 18446744073709551615, not 1.84467e+19); a float to 6 significant digits."""
+    return str(value) if isinstance(value, int) else f"{value:.6g}"
+
+
 @click.command()
 @click.option("--framework", "-f", metavar="NAME[@VERSION]", shell_complete=complete_framework,
               help="Only the dtypes this framework's ruleset has.")
@@ -75,7 +80,7 @@ def dtypes(framework, fmt, color):
              "numpy": d.numpy, "spellings": promote_cli.spellings(d.name)}
             for d in promote_cli.dtypes(framework)]
     header = ["name", "kind", "bits", "exp", "man", "max", "inf", "nan", "description", "aliases"]
-    records = [[r["name"], r["kind"], str(r["bits"]), str(r["exp_bits"]), str(r["man_bits"]), f"{r['max']:.6g}",
+    records = [[r["name"], r["kind"], str(r["bits"]), str(r["exp_bits"]), str(r["man_bits"]), _number(r["max"]),
                 "yes" if r["inf"] else "no", "yes" if r["nan"] else "no", r["doc"], " ".join(r["aliases"])]
                for r in rows]
     out = formats.get(fmt, color=color_wanted(color))
