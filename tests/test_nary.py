@@ -275,8 +275,7 @@ def test_broken_nary_sections(nary, where, message):
 def test_numpy_order_is_numpys_type_numbers():
     """`rank` in numpy.toml is NumPy's type number, as the installed numpy and ml_dtypes number them (an
     ml_dtypes at the supported minimum lacks uint1 and complex32, which the recorded 0.6.0 has)."""
-    from promote_cli.probes.dtype_names import NATIVE
-    from promote_cli.probes.numpy import np_dtype
+    from promote_cli.probes.dtype_names import NATIVE, np_dtype
 
     rs = registry.load("numpy")
     order = [name for name in rs.nary.order if not name.startswith("py:")]

@@ -9,7 +9,6 @@ import tempfile
 
 from promote_cli.errors import UsageError
 
-
 #: the keys of a recording that hold cases, written one case per line, in this order, last.
 CASE_LISTS = ("nary", "cases")
 

@@ -52,3 +52,12 @@ def first_line(exc: BaseException) -> str:
     """An exception's message, its first line, whitespace collapsed (the class name when empty)."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     return " ".join(text.split()) or type(exc).__name__
+
+
+def np_dtype(name: str):
+    """The numpy dtype of a canonical name (ml_dtypes types included), as the probes build arrays of it."""
+    import ml_dtypes  # noqa: PLC0415
+    import numpy as np  # noqa: PLC0415
+
+    native = NATIVE[name]
+    return np.dtype(getattr(ml_dtypes, native) if native in ML_DTYPES else native)

@@ -49,7 +49,7 @@ import re
 import subprocess
 import sys
 
-from promote_cli.probes.dtype_names import CANONICAL, ML_DTYPES, NATIVE, PY_VALUES, canonical, first_line
+from promote_cli.probes.dtype_names import CANONICAL, PY_VALUES, canonical, first_line, np_dtype
 
 FRAMEWORK = "jax"
 PACKAGE = "jax"
@@ -81,14 +81,6 @@ def version() -> str | None:
     return str(jax.__version__)
 
 
-def _np_dtype(name: str):
-    import ml_dtypes  # noqa: PLC0415
-    import numpy as np  # noqa: PLC0415
-
-    native = NATIVE[name]
-    return np.dtype(getattr(ml_dtypes, native) if native in ML_DTYPES else native)
-
-
 #: dtypes that JAX's CPU runtime cannot hold (``device_put`` fails): their cases are
 #: answered by JAX's promotion on abstract values alone.  Filled in while recording.
 ABSTRACT_ONLY: set[str] = set()
@@ -108,7 +100,7 @@ def make_operand(text: str):
     if text.startswith("py:"):
         return PY_VALUES[text[3:]]
     form, _, name = text.rpartition(":")
-    want = _np_dtype(name)
+    want = np_dtype(name)
     shape = () if form == "0d" else (2,)
     try:
         got = jax.device_put(np.ones(shape, want)).dtype
@@ -124,7 +116,7 @@ def make_operand(text: str):
 
 
 def _promote_arg(text: str):
-    return PY_TYPES[text[3:]] if text.startswith("py:") else _np_dtype(text)
+    return PY_TYPES[text[3:]] if text.startswith("py:") else np_dtype(text)
 
 
 _SENTENCE = re.compile(r"(?<=\.)\s+(?=[A-Z])")

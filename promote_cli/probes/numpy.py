@@ -29,7 +29,7 @@ import operator
 import platform
 
 from promote_cli.probes.cases import pair_groups, without_0d
-from promote_cli.probes.dtype_names import CANONICAL, ML_DTYPES, NATIVE, PY_VALUES, canonical, first_line
+from promote_cli.probes.dtype_names import CANONICAL, PY_VALUES, canonical, first_line, np_dtype
 
 FRAMEWORK = "numpy"
 PACKAGE = "numpy"
@@ -55,15 +55,6 @@ def version() -> str | None:
     except Exception:  # pragma: no cover - depends on the environment
         return None
     return str(numpy.__version__)
-
-
-def np_dtype(name: str):
-    """The numpy dtype of a canonical name (ml_dtypes types included)."""
-    import ml_dtypes  # noqa: PLC0415
-    import numpy as np  # noqa: PLC0415
-
-    native = NATIVE[name]
-    return np.dtype(getattr(ml_dtypes, native) if native in ML_DTYPES else native)
 
 
 def make_operand(text: str):

@@ -86,7 +86,8 @@ def version() -> str | None:
     Asked in a subprocess: importing TensorFlow here would fix its process-global mode.
     """
     try:
-        from importlib.metadata import PackageNotFoundError, version as dist_version  # noqa: PLC0415
+        from importlib.metadata import PackageNotFoundError  # noqa: PLC0415
+        from importlib.metadata import version as dist_version
     except ImportError:  # pragma: no cover
         return None
     for dist in ("tensorflow-cpu", "tensorflow"):
