@@ -26,7 +26,8 @@ How the answer is read
     weakly typed value, ``0d:DTYPE`` for a rank-0 one (NumPy scalars included), ``DTYPE``
     for a tensor of rank >= 1, ``py:KIND`` for a plain Python scalar.  When evaluating
     raises, the error is one line: the exception's type name and its message as the
-    framework's pair probe trims it.
+    framework's pair probe trims it; when the framework cannot make a variable's value
+    (PyTorch fills no int4 tensor), the message ends ``(making x:i4)``.
 
 Usage: ``python -m promote_cli.probes.expressions FRAMEWORK [OUT]`` writes
 ``tests/data/recordings/expr-FRAMEWORK.json`` (or OUT).
@@ -209,8 +210,13 @@ def ask(framework, expr: Expression) -> tuple[str | None, str | None]:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        values = {}
+        for name, op in expr.variables.items():
+            try:
+                values[name] = framework.value(op)
+            except Exception as exc:  # noqa: BLE001 - a framework that cannot make the variable says so
+                return None, f"{type(exc).__name__}: {framework.error(exc)} (making {name}:{op})"
         try:
-            values = {name: framework.value(op) for name, op in expr.variables.items()}
             out = evaluate(expr, values, framework.functions())
         except Exception as exc:  # noqa: BLE001 - every framework error is an answer
             return None, f"{type(exc).__name__}: {framework.error(exc)}"
