@@ -5,6 +5,7 @@ here on NumPy (a dependency) against NumPy computed directly."""
 from __future__ import annotations
 
 import ast
+import re
 import json
 import warnings
 from pathlib import Path
@@ -217,3 +218,39 @@ def test_the_numpy_recording_is_what_the_translator_answers_with_the_recorded_nu
     if (np.__version__, ml_dtypes.__version__) != (data["version"], data["ml_dtypes"]):
         return
     assert expressions.worker("numpy", {}) == data["expressions"]
+
+
+# --------------------------------------------------------------------------- the framework pages
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "frameworks"
+_ROW = re.compile(r"^\| `(?P<expr>[^`]+)` \| (?:`-O (?P<opt>[^`]+)`)? \| (?:`(?P<result>[^`]+)`|error `(?P<error>\w+)`) \|$")
+
+
+def _doc_rows(name: str) -> tuple[str, list]:
+    text = (DOCS / f"{name}.md").read_text(encoding="utf-8")
+    section = text.split("\n## Whole expressions\n", 1)[1].split("\n## ", 1)[0]
+    rows = [_ROW.match(line) for line in section.splitlines() if line.startswith("| `")]
+    assert all(rows), [line for line in section.splitlines() if line.startswith("| `") and not _ROW.match(line)]
+    return section, rows
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_framework_page_quotes_its_expression_recording_truly(name):
+    """docs/frameworks/NAME.md, "Whole expressions": the case count and every row of its table."""
+    section, rows = _doc_rows(name)
+    cases = _load(name)["expressions"]
+    assert f"`tests/data/recordings/expr-{name}.json` holds {len(cases)} cases" in " ".join(section.split())
+    assert len(rows) >= 5
+    rs = registry.load(name)
+    for row in rows:
+        options = {k: o.default for k, o in rs.options.items() if any(k in c[1] for c in cases)}
+        if row["opt"]:
+            key, _, value = row["opt"].partition("=")
+            options[key] = {"true": True, "false": False}.get(value, value)
+        hits = [c for c in cases if c[0] == row["expr"] and c[1] == options]
+        assert len(hits) == 1, row.group(0)
+        _, _, result, error = hits[0]
+        if row["result"]:
+            assert result == row["result"], (row.group(0), result, error)
+        else:
+            assert result is None and error.startswith(row["error"] + ": "), (row.group(0), error)
