@@ -208,7 +208,7 @@ class _Evaluator:
                 self.variables[node.name] = (operand, node)
         else:
             operand = known[0]
-        rank = None if operand.form == PYTHON else 1 if operand.form == TENSOR else 0
+        rank = None if operand.form == PYTHON else 0 if operand.form == RANK0 else 1
         step = Step("variable", "", self.source(node), node.span, str(operand), "declared")
         return _Value(operand, rank), step
 
@@ -233,8 +233,8 @@ class _Evaluator:
             return _Value(result, None, value if inner.value is not None else None), step
         spec = self.operator(spec_name, node)
         x = inner.operand
-        self.refuse_if(spec, step, a=x, b=x, result=x)
-        result = self.result(spec, step, x, a=x, b=x)
+        self.refuse_if(spec, step, a=x, b=x, result=x, a_value=0, b_value=0)
+        result = self.result(spec, step, x, a=x, b=x, a_value=0, b_value=0)
         step.rule = f"[expressions] operators.{spec_name}" + (f": {spec.result.text}" if spec.result else "")
         result = _shape(result, inner.rank)
         step.operand = str(result)
@@ -287,25 +287,38 @@ class _Evaluator:
 
     def promote(self, spec: ExprOperator, args: list[_Value], x: _Value, y: _Value, step: Step, call=False):
         a, b = x.operand, y.operand
-        answer = engine.answer(self.rs, a, b, spec.op, self.options)
-        rule = f"{self.rs.key} {spec.op}: {answer.rule}"
-        if answer.result is None:
-            step.rule, step.reason = rule, answer.refusal
-            raise _Refused(answer.refusal, step)
-        promoted = answer.result_operand
-        step.reason = answer.reason
+        names = {"a": a, "b": b, "a_value": _known(x), "b_value": _known(y)}
+        if spec.promotion is not None:
+            where = f"[expressions] operators.{spec.name}.promotion"
+            rule = f"{where}: {spec.promotion.text}"
+            try:
+                promoted = _operand(engine.formula(self.rs, spec.promotion, self.values, where, **names))
+            except Refusal as exc:
+                step.rule = rule
+                raise _Refused(str(exc), step) from None
+        else:
+            answer = engine.answer(self.rs, a, b, spec.op, self.options)
+            rule = f"{self.rs.key} {spec.op}: {answer.rule}"
+            if answer.result is None:
+                step.rule, step.reason = rule, answer.refusal
+                raise _Refused(answer.refusal, step)
+            promoted = answer.result_operand
+            step.reason = answer.reason
         if promoted.form == PYTHON:
             step.rule = rule
             raise _Refused(f"{self.rs.key} gives no array type for {a} {spec.op} {b}", step)
-        if spec.literal_range and promoted.kind in ("signed", "unsigned"):
+        if spec.literal_range is not None:
+            where = f"[expressions] operators.{spec.name}.literal_range"
+            bound = _operand(engine.formula(self.rs, spec.literal_range, self.values, where, result=promoted, **names))
+            d = bound.dtype
             for v in (x, y):
-                if v.operand.form == PYTHON and v.operand.pykind == "int" and v.value is not None:
-                    d = promoted.dtype
-                    if not int(d.min) <= v.value <= int(d.max):
-                        step.rule = f"{rule}; [expressions] literal_range"
-                        raise _Refused(self.rules.literal_range_message.format(value=v.value, dtype=_native(self.rs, d)), step)
-        self.refuse_if(spec, step, a=a, b=b, result=promoted, rule=rule)
-        result = self.result(spec, step, promoted, a=a, b=b)
+                if v.operand.form == PYTHON and v.operand.pykind == "int" and v.value is not None \
+                        and d.kind in ("signed", "unsigned") and not int(d.min) <= v.value <= int(d.max):
+                    step.rule = f"{rule}; {where}: {spec.literal_range.text}"
+                    raise _Refused(self.rules.literal_range_message.format(value=v.value, dtype=_native(self.rs, d)),
+                                   step)
+        self.refuse_if(spec, step, rule=rule, result=promoted, **names)
+        result = self.result(spec, step, promoted, **names)
         ranks = [v.rank for v in args if v.rank is not None]
         rank = max(ranks) if ranks else 0
         result = _shape(result, rank)
@@ -336,6 +349,15 @@ class _Evaluator:
         if value.dtype not in self.rs.type_set:
             raise UsageError(f"{self.rs.path}: {where} gives {value}, which is not one of the file's types")
         return value
+
+
+def _known(v: _Value):
+    """A Python scalar's value where literals fixed it; 0 otherwise (what `a_value`/`b_value` read)."""
+    return v.value if v.value is not None else 0
+
+
+def _operand(value) -> Operand:
+    return Operand(TENSOR, value) if isinstance(value, DType) else value
 
 
 def _native(rs: Ruleset, d: DType) -> str:

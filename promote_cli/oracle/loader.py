@@ -864,7 +864,10 @@ LITERAL_KINDS = ("bool", "int", "long", "float", "complex")
 EXPR_BINARY = ("+", "-", "*", "/", "//", "%", "**", "&", "|", "^", "==", "!=", "<", "<=", ">", ">=")
 EXPR_UNARY = ("-x", "+x")
 EXPR_CALLS = ("maximum", "minimum", "where")
-EXPR_OPERATOR_KEYS = {"op", "result", "refuse_if", "refuse", "literal_range", "condition", "condition_refuse", "doc"}
+EXPR_OPERATOR_KEYS = {"op", "promotion", "result", "refuse_if", "refuse", "literal_range", "condition",
+                      "condition_refuse", "doc"}
+#: names an operator's expressions see besides the rule names: a Python scalar's value (0 when unknown)
+EXPR_NAMES = frozenset({"a_value", "b_value"})
 
 
 def _expressions(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> ExpressionRules:
@@ -907,7 +910,7 @@ def _expressions(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> Expression
                 return None
             text = check.str_of(spec[field_name], f"{key}.{field_name}")
             try:
-                return compile_expr(text, scope.names_with_result | extra, FUNCTIONS, scope.lets,
+                return compile_expr(text, scope.names_with_result | EXPR_NAMES | extra, FUNCTIONS, scope.lets,
                                     scope.check_call, scope.rewrite_call)
             except ExprError as exc:
                 check.fail(f"{key}.{field_name}", str(exc))
@@ -923,9 +926,7 @@ def _expressions(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> Expression
             check.fail(key, "condition and condition_refuse go together, in where only")
         if condition_refuse is not None:
             condition_refuse = check.template(condition_refuse, f"{key}.condition_refuse", {"cond", "op"})
-        literal_range = spec.get("literal_range", False)
-        if not isinstance(literal_range, bool):
-            check.fail(f"{key}.literal_range", "expected true or false")
-        operators[name] = ExprOperator(name, op, expr("result"), refuse_if, refuse or "", literal_range, condition,
-                                       condition_refuse or "", check.str_of(spec.get("doc", ""), f"{key}.doc"))
+        operators[name] = ExprOperator(name, op, expr("result"), refuse_if, refuse or "", expr("literal_range"),
+                                       condition, condition_refuse or "", check.str_of(spec.get("doc", ""), f"{key}.doc"),
+                                       expr("promotion"))
     return ExpressionRules(literals, operators, message, doc)

@@ -165,7 +165,8 @@ class ExprOperator:
     `op` is the ruleset op whose pair answer promotes the operands (None for a unary operator:
     the operand is its own promotion); `refuse_if`/`refuse` refuse a promoted pair; `result`
     turns the promotion into the node's result (comparisons give bool, true division a float);
-    `literal_range`: a Python integer literal must fit the promoted integer type (NEP 50);
+    `literal_range`: the dtype a Python integer literal must fit (NEP 50: the promoted type);
+    `promotion`: an expression that promotes the pair instead of `op`'s answer;
     `condition` (where): what the first argument must be.
     """
 
@@ -174,10 +175,11 @@ class ExprOperator:
     result: Expr | None = None
     refuse_if: Expr | None = None
     refuse: str = ""
-    literal_range: bool = False
+    literal_range: Expr | None = None
     condition: Expr | None = None
     condition_refuse: str = ""
     doc: str = ""
+    promotion: Expr | None = None
 
 
 @dataclass
