@@ -288,11 +288,13 @@ class _Evaluator:
     def promote(self, spec: ExprOperator, args: list[_Value], x: _Value, y: _Value, step: Step, call=False):
         a, b = x.operand, y.operand
         names = {"a": a, "b": b, "a_value": _known(x), "b_value": _known(y)}
-        if spec.promotion is not None:
-            where = f"[expressions] operators.{spec.name}.promotion"
-            rule = f"{where}: {spec.promotion.text}"
+        both = a.form == PYTHON and b.form == PYTHON
+        formula = spec.both_python if both and spec.both_python is not None else spec.promotion
+        if formula is not None:
+            where = f"[expressions] operators.{spec.name}.{'both_python' if formula is spec.both_python else 'promotion'}"
+            rule = f"{where}: {formula.text}"
             try:
-                promoted = _operand(engine.formula(self.rs, spec.promotion, self.values, where, **names))
+                promoted = _operand(engine.formula(self.rs, formula, self.values, where, **names))
             except Refusal as exc:
                 step.rule = rule
                 raise _Refused(str(exc), step) from None
@@ -311,9 +313,11 @@ class _Evaluator:
             where = f"[expressions] operators.{spec.name}.literal_range"
             bound = _operand(engine.formula(self.rs, spec.literal_range, self.values, where, result=promoted, **names))
             d = bound.dtype
+            low = -int(d.max) if d.kind == "unsigned" and self.rules.unsigned_wrap else int(d.min) if d.kind in (
+                "signed", "unsigned") else 0
             for v in (x, y):
                 if v.operand.form == PYTHON and v.operand.pykind == "int" and v.value is not None \
-                        and d.kind in ("signed", "unsigned") and not int(d.min) <= v.value <= int(d.max):
+                        and d.kind in ("signed", "unsigned") and not low <= v.value <= int(d.max):
                     step.rule = f"{rule}; {where}: {spec.literal_range.text}"
                     raise _Refused(self.rules.literal_range_message.format(value=v.value, dtype=_native(self.rs, d)),
                                    step)

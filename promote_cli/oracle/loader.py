@@ -864,7 +864,7 @@ LITERAL_KINDS = ("bool", "int", "long", "float", "complex")
 EXPR_BINARY = ("+", "-", "*", "/", "//", "%", "**", "&", "|", "^", "==", "!=", "<", "<=", ">", ">=")
 EXPR_UNARY = ("-x", "+x")
 EXPR_CALLS = ("maximum", "minimum", "where")
-EXPR_OPERATOR_KEYS = {"op", "promotion", "result", "refuse_if", "refuse", "literal_range", "condition",
+EXPR_OPERATOR_KEYS = {"op", "promotion", "both_python", "result", "refuse_if", "refuse", "literal_range", "condition",
                       "condition_refuse", "doc"}
 #: names an operator's expressions see besides the rule names: a Python scalar's value (0 when unknown)
 EXPR_NAMES = frozenset({"a_value", "b_value"})
@@ -873,7 +873,11 @@ EXPR_NAMES = frozenset({"a_value", "b_value"})
 def _expressions(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> ExpressionRules:
     """`[expressions]`: how `promote expr` evaluates in this framework."""
     raw = check.table_of(raw, "expressions")
-    check.unknown_keys(raw, {"literals", "operators", "literal_range_message", "doc"}, "expressions")
+    check.unknown_keys(raw, {"literals", "operators", "literal_range_message", "unsigned_literals_wrap", "doc"},
+                       "expressions")
+    wrap = raw.get("unsigned_literals_wrap", False)
+    if not isinstance(wrap, bool):
+        check.fail("expressions.unsigned_literals_wrap", "expected true or false")
     doc = check.str_of(raw.get("doc", ""), "expressions.doc")
     literals = {}
     lit_raw = check.table_of(raw.get("literals", {}), "expressions.literals")
@@ -928,5 +932,7 @@ def _expressions(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> Expression
             condition_refuse = check.template(condition_refuse, f"{key}.condition_refuse", {"cond", "op"})
         operators[name] = ExprOperator(name, op, expr("result"), refuse_if, refuse or "", expr("literal_range"),
                                        condition, condition_refuse or "", check.str_of(spec.get("doc", ""), f"{key}.doc"),
-                                       expr("promotion"))
-    return ExpressionRules(literals, operators, message, doc)
+                                       expr("promotion"), expr("both_python"))
+        if operators[name].both_python is not None and name not in EXPR_CALLS:
+            check.fail(f"{key}.both_python", "only a call meets two Python scalars (an operator leaves them to Python)")
+    return ExpressionRules(literals, operators, message, doc, wrap)

@@ -180,6 +180,7 @@ class ExprOperator:
     condition_refuse: str = ""
     doc: str = ""
     promotion: Expr | None = None
+    both_python: Expr | None = None
 
 
 @dataclass
@@ -190,6 +191,7 @@ class ExpressionRules:
     operators: dict[str, ExprOperator]
     literal_range_message: str = "Python integer {value} out of bounds for {dtype}"
     doc: str = ""
+    unsigned_wrap: bool = False   # an unsigned type takes -max..max (c10::overflows), not 0..max
 
 
 @dataclass
