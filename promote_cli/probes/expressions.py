@@ -123,8 +123,10 @@ def _check(node: ast.AST, text: str, variables: dict) -> None:
     elif isinstance(node, ast.UnaryOp) and type(node.op) in UNARY:
         _check(node.operand, text, variables)
     elif isinstance(node, ast.Compare):
-        if len(node.ops) != 1 or type(node.ops[0]) not in COMPARE:
+        if len(node.ops) != 1:
             raise ExpressionError(f"{text}: a chained comparison (Python would read it as 'and')")
+        if type(node.ops[0]) not in COMPARE:
+            raise ExpressionError(f"{text}: {type(node.ops[0]).__name__} is not part of the expression syntax")
         _check(node.left, text, variables)
         _check(node.comparators[0], text, variables)
     elif isinstance(node, ast.Call):
@@ -141,7 +143,8 @@ def _check(node: ast.AST, text: str, variables: dict) -> None:
     elif isinstance(node, ast.Constant) and type(node.value) in (bool, int, float, complex):
         pass
     else:
-        raise ExpressionError(f"{text}: {type(node).__name__} is not part of the expression syntax")
+        what = type(getattr(node, "op", node)).__name__
+        raise ExpressionError(f"{text}: {what} is not part of the expression syntax")
 
 
 def evaluate(expr: Expression, values: dict, functions: dict):
