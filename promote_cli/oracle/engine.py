@@ -458,6 +458,22 @@ def _as_operand(value) -> Operand:
     raise TypeError(f"a rule result must be a dtype or operand, got {value!r}")
 
 
+def formula(rs: Ruleset, expr, values: dict, where: str, **names):
+    """A compiled rule expression of `rs` evaluated with typed option `values` and `names` (a, b, result, ...).
+
+    A Refusal it raises passes through; any other failure is a RuleDefect naming the file and `where`."""
+    local = dict(values)
+    local.update(names)
+    local.setdefault("op", None)
+    try:
+        return expr.eval(_env(rs), local)
+    except PromoteError:
+        raise
+    except Exception as exc:
+        shown = ", ".join(f"{k}={v}" for k, v in names.items())
+        raise RuleDefect(f"{rs.path}: {where} fails on ({shown}): {exc}") from None
+
+
 def _hint(rs: Ruleset, group: str, op: str, a: Operand, b: Operand, values: dict) -> dict | None:
     """The first single option change that turns this refusal into a result."""
     memo = rs.state.setdefault("memo", {})

@@ -22,6 +22,7 @@ keeps the base method, which raises `UsageError`. The payloads:
     rescale_report(report)      one file of `promote rescale`
     explanation(Explanation)    `promote explain`: the rule that decided, what it consulted, other options
     expectations(ExpectReport)  `promote expect`: the expectations that do not hold, and a count
+    expression(ExprResult, explain)  `promote expr`: the result operand, or (explain) every node
 
 A new payload (a cast report, say) is one more method here, raising by default, and an
 implementation in each format module that has a shape for it; its command offers exactly
@@ -100,6 +101,9 @@ class Format:
 
     def expectations(self, report) -> str:
         self._none("expectations")
+
+    def expression(self, result, explain: bool) -> str:
+        self._none("an expression's result")
 
 
 def get(name: str, color: bool = False, width: int | None = None) -> Format:

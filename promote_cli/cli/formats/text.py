@@ -96,12 +96,27 @@ class Text(Format):
     def explanation(self, x) -> str:
         return "".join(f"{one_line(line)}\n" for line in explanation_lines(x))
 
+    def expression(self, result, explain: bool) -> str:
+        if explain:
+            return "".join(f"{one_line(line)}\n" for line in expression_lines(result))
+        return f"{result.result}\n" if result.result is not None else ""
+
     def expectations(self, report) -> str:
         out = [f"{report.source}:{e.line}: {e.text}: got {_outcome(e.got)}"
                + (f" ({e.reason})" if e.got is None and e.reason else "") for e in report.mismatches]
         bad, n = len(report.mismatches), len(report.checked)
         out.append(f"{report.source}: {n - bad} of {n} expectations hold")
         return "".join(f"{one_line(line)}\n" for line in out)
+
+
+def expression_lines(r) -> list[str]:
+    """`promote expr --explain`: the answer, then every node (operands before their operator) with its
+    result, a weak/ambiguous mark and the rule that decided."""
+    out = [f"{r.framework}@{r.version}: {r.expression} -> {_outcome(r.result)}"]
+    rows = [[step.source, step.operand or ("refused" if step.error else "-"), "weak" if step.weak else "",
+             step.rule + (f": {step.error}" if step.error else "")] for step in r.steps()]
+    out += ["  " + line for line in grid(["node", "result", "weak", "decided by"], rows).splitlines()]
+    return out
 
 
 def _outcome(result: str | None) -> str:

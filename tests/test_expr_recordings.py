@@ -1,0 +1,47 @@
+"""Every recorded expression (tests/data/recordings/expr-*.json: what real frameworks gave for whole
+expressions) is answered alike by `promote_cli.expr`: the same result operand, form included, or a
+refusal where the framework raised."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+import promote_cli
+from promote_cli.errors import UsageError
+
+RECORDINGS = sorted((Path(__file__).parent / "data" / "recordings").glob("expr-*.json"))
+
+
+def outcome(text: str, ruleset: str, options: dict) -> str:
+    """What promote answers, as a recording states it: the result operand, or `error`."""
+    try:
+        got = promote_cli.expr(text, ruleset, options)
+    except UsageError as exc:  # an operand or operator the framework has no form for: it raised too
+        return f"error ({exc})"
+    return got.result if got.result is not None else f"error ({got.refusal})"
+
+
+def disagreements(path: Path) -> tuple[int, list[str]]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    cases = data["expressions"]
+    bad = []
+    for text, options, result, error in cases:
+        got = outcome(text, data["ruleset"], options)
+        expected = result if error is None else "error"
+        if (got.startswith("error") and expected != "error") or (not got.startswith("error") and got != expected):
+            bad.append(f"{text} {options}: recorded {result if error is None else error!r}, promote gives {got}")
+    return len(cases), bad
+
+
+def test_there_are_expression_recordings():
+    assert len(RECORDINGS) >= 4
+
+
+@pytest.mark.parametrize("path", RECORDINGS, ids=[p.stem for p in RECORDINGS])
+def test_every_recorded_expression_agrees(path):
+    count, bad = disagreements(path)
+    assert count >= 50, f"{path.name}: only {count} cases"
+    assert not bad, f"{len(bad)} of {count} disagree:\n" + "\n".join(bad)
