@@ -254,3 +254,88 @@ def test_each_framework_page_quotes_its_expression_recording_truly(name):
             assert result == row["result"], (row.group(0), result, error)
         else:
             assert result is None and error.startswith(row["error"] + ": "), (row.group(0), error)
+
+
+# --------------------------------------------------------------------------- promote verify
+
+def _verify(*args):
+    from click.testing import CliRunner  # noqa: PLC0415
+
+    from promote_cli.cli import main  # noqa: PLC0415
+
+    return CliRunner().invoke(main, ["verify", *args])
+
+
+def test_verify_compares_a_saved_expression_recording_as_a_check_of_its_own():
+    r = _verify("-f", "jax", "--recording", str(RECORDINGS / "expr-jax.json"))
+    n = len(_load("jax")["expressions"])
+    assert r.exit_code == 0, r.output
+    assert f"whole expressions: {n} of {n} cases agree" in r.stdout
+
+
+def test_verify_names_an_expression_the_ruleset_answers_otherwise(tmp_path):
+    data = _load("jax")
+    index = next(i for i, c in enumerate(data["expressions"]) if c[0] == "x:i8 * 2.5" and c[2] == "weak:f32")
+    data["expressions"][index][2] = "f64"
+    path = tmp_path / "expr-jax.json"
+    path.write_text(json.dumps(data))
+    r = _verify("-f", "jax", "--recording", str(path))
+    assert r.exit_code == 1
+    assert ("x:i8 * 2.5 -O x64=false -O numpy_dtype_promotion=standard: framework gives f64, "
+            "promote expr gives weak:f32") in r.stdout
+    assert not promote_cli_verify("jax", str(path)).agrees
+
+
+def promote_cli_verify(*args):
+    import promote_cli  # noqa: PLC0415
+
+    return promote_cli.verify(*args)
+
+
+@pytest.mark.parametrize("text, needle", [
+    ('{"ruleset": "jax", "expressions": {}}', "expressions: expected a list of [expression, options, result, error]"),
+    ('{"ruleset": "jax", "expressions": [5]}', "expressions[0]: expected [expression, options, result, error]"),
+    ('{"ruleset": "jax", "expressions": [["x:i8 + 1", {}, "i8"]]}', "expressions[0]: expected"),
+    ('{"ruleset": "jax", "expressions": [["x:i8 + 1", [], "i8", null]]}', "expressions[0]: options must be an object"),
+    ('{"ruleset": "jax", "expressions": [["x:i8 + 1", {}, 8, null]]}', "expressions[0]: result must be a string"),
+    ('{"ruleset": "jax"}', "missing cases"),
+])
+def test_a_malformed_expression_recording_is_one_line(tmp_path, text, needle):
+    path = tmp_path / "rec.json"
+    path.write_text(text)
+    r = _verify("-f", "jax", "--recording", str(path))
+    assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1 and needle in r.stderr, r.stderr
+
+
+def test_an_expression_recording_needs_a_ruleset_with_expression_rules(tmp_path, monkeypatch):
+    (tmp_path / "plain.toml").write_text('schema = 1\nname = "plain"\nversion = "1"\ndescription = "no expressions"\n'
+                                        'source = "tests"\ntypes = ["i8"]\n[[rules]]\nname = "same"\nresult = "a"\n')
+    path = tmp_path / "expr-plain.json"
+    path.write_text('{"ruleset": "plain", "expressions": [["x:i8 + y:i8", {}, "i8", null]]}')
+    monkeypatch.setenv("PROMOTE_RULES_PATH", str(tmp_path))
+    registry.clear_cache()
+    try:
+        r = _verify("-f", "plain", "--recording", str(path))
+    finally:
+        registry.clear_cache()
+    assert r.exit_code == 2 and "plain@1 has no [expressions] rules" in r.stderr, r.stderr
+
+
+def test_live_verify_asks_the_expressions_too(monkeypatch):
+    """`promote verify -f jax` with JAX installed re-asks the pairs and the whole expressions: here the
+    probes answer with the committed recordings, one expression changed, and the report names it."""
+    from promote_cli.probes import jax as jax_probe  # noqa: PLC0415
+
+    pairs = json.loads((RECORDINGS / "jax-0.10.json").read_text(encoding="utf-8"))
+    data = _load("jax")
+    data["expressions"][0][2] = "u8"
+    asked = []
+    monkeypatch.setattr(jax_probe, "version", lambda: pairs["version"])
+    monkeypatch.setattr(jax_probe, "record", lambda: pairs)
+    monkeypatch.setattr(expressions, "record", lambda name: asked.append(name) or data)
+    report = promote_cli_verify("jax")
+    assert asked == ["jax"] and not report.mismatches
+    [(n, bad)] = [(n, bad) for label, n, bad in report.checks if label == "whole expressions"]
+    assert n == len(data["expressions"])
+    assert bad == [f"{data['expressions'][0][0]} -O x64=false -O numpy_dtype_promotion=standard: "
+                   f"framework gives u8, promote expr gives i8"]
