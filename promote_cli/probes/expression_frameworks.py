@@ -22,8 +22,9 @@ from promote_cli.probes.dtype_names import canonical, first_line, np_dtype
 from promote_cli.vocab.operands import PYTHON, RANK0, WEAK, Operand
 
 
-#: the values of a variable's elements (a rank >= 1 tensor), of a rank-0 variable, and of a
-#: bool one: small and positive, so that no outcome depends on them (no division by zero).
+#: the values of a variable's elements (a rank >= 1 tensor, weakly typed ones too), of a rank-0
+#: variable, and of a bool one: small and positive, so that no outcome depends on them (no
+#: division by zero).
 VALUES = (1, 2, 3)
 RANK0_VALUE = 2
 BOOL_VALUE = True

@@ -4,9 +4,9 @@ What is asked
     Every expression of the corpus (``expressions.txt`` beside this module) that applies to
     the framework, in the shared expression syntax (docs/architecture.md, "Expression
     recordings"): typed variables ``x:i16`` (a tensor of shape ``(3,)``), ``s:0d:f32`` (a
-    rank-0 tensor) and ``w:weak:f32`` (a weakly typed value, where the framework has them),
-    Python literals, the binary operators ``+ - * / // ** % == != < <= > >= & | ^``, unary
-    ``-`` and ``+``, parentheses, and the calls ``maximum(a, b)``, ``minimum(a, b)`` and
+    rank-0 tensor) and ``w:weak:f32`` (a weakly typed tensor of shape ``(3,)``, where the
+    framework has them), Python literals, the binary operators ``+ - * / // ** % == != <
+    <= > >= & | ^``, unary ``-`` and ``+``, parentheses, and the calls ``maximum(a, b)``, ``minimum(a, b)`` and
     ``where(c, a, b)``.  Each framework is asked under each of its option sets
     (``expression_frameworks.py``), every set in a subprocess of its own: JAX's ``x64`` and
     TensorFlow's conversion mode are process-global.
@@ -243,7 +243,8 @@ def record(name: str) -> dict:
         raise RuntimeError(f"{framework.package} is not importable here; pip install {framework.package}")
     cases = []
     for options in framework.option_sets:
-        env = dict(os.environ, **framework.environment(options))
+        # a fixed hash seed: some messages list a set's members (JAX's "Input dtypes (...)")
+        env = dict(os.environ, PYTHONHASHSEED="0", **framework.environment(options))
         proc = subprocess.run([sys.executable, "-m", "promote_cli.probes.expressions", "--worker", name,
                                json.dumps(options)], env=env, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
