@@ -16,6 +16,7 @@ ALLOWED = {
     "numerics": set(),
     "arrayio": {"numerics"},
     "probes": {"oracle", "numerics"},
+    "expressions": {"oracle"},
     "cli": {"api"},  # commands reach everything else through the public API (promote_cli/__init__.py)
 }
 

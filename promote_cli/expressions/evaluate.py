@@ -138,7 +138,7 @@ class _Evaluator:
     def __init__(self, rs: Ruleset, text: str, options: dict | None):
         if rs.expressions is None:
             raise UsageError(f"{rs.key} has no [expressions] rules: its rule file does not say how its "
-                             f"operators evaluate (frameworks with them: see `promote frameworks`)")
+                             f"operators evaluate (docs/rules.md, \"Expressions\", lists the frameworks that do)")
         self.rs = rs
         self.rules = rs.expressions
         self.text = text
