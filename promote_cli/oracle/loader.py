@@ -886,7 +886,7 @@ def _expressions(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> Expression
         key = f"expressions.literals.{kind}"
         operand = check.operand(spelling, key)
         if operand.form == PYTHON and (kind == "long" or operand.pykind != kind):
-            check.fail(key, f"a {kind} literal cannot be the Python scalar {operand}")
+            check.fail(key, f"{kind} literals cannot be the Python scalar {operand}")
         if operand.dtype is not None and operand.dtype not in rs.type_set:
             check.fail(key, f"{operand.dtype} is not one of the file's types")
         literals[kind] = operand
