@@ -290,6 +290,9 @@ class _Evaluator:
         names = {"a": a, "b": b, "a_value": _known(x), "b_value": _known(y)}
         both = a.form == PYTHON and b.form == PYTHON
         formula = spec.both_python if both and spec.both_python is not None else spec.promotion
+        if formula is spec.promotion and spec.promotion_if is not None and not engine.formula(
+                self.rs, spec.promotion_if, self.values, f"[expressions] operators.{spec.name}.promotion_if", **names):
+            formula = None
         if formula is not None:
             where = f"[expressions] operators.{spec.name}.{'both_python' if formula is spec.both_python else 'promotion'}"
             rule = f"{where}: {formula.text}"
@@ -299,7 +302,7 @@ class _Evaluator:
                 step.rule = rule
                 raise _Refused(str(exc), step) from None
         else:
-            answer = engine.answer(self.rs, a, b, spec.op, self.options)
+            answer = engine.answer(self.rs, a, b, spec.op, self.options, spec.skip_after)
             rule = f"{self.rs.key} {spec.op}: {answer.rule}"
             if answer.result is None:
                 step.rule, step.reason = rule, answer.refusal

@@ -864,7 +864,7 @@ LITERAL_KINDS = ("bool", "int", "long", "float", "complex")
 EXPR_BINARY = ("+", "-", "*", "/", "//", "%", "**", "&", "|", "^", "==", "!=", "<", "<=", ">", ">=")
 EXPR_UNARY = ("-x", "+x")
 EXPR_CALLS = ("maximum", "minimum", "where")
-EXPR_OPERATOR_KEYS = {"op", "promotion", "both_python", "result", "refuse_if", "refuse", "literal_range", "condition",
+EXPR_OPERATOR_KEYS = {"op", "promotion", "promotion_if", "both_python", "skip_after", "result", "refuse_if", "refuse", "literal_range", "condition",
                       "condition_refuse", "doc"}
 #: names an operator's expressions see besides the rule names: a Python scalar's value (0 when unknown)
 EXPR_NAMES = frozenset({"a_value", "b_value"})
@@ -933,6 +933,16 @@ def _expressions(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> Expression
         operators[name] = ExprOperator(name, op, expr("result"), refuse_if, refuse or "", expr("literal_range"),
                                        condition, condition_refuse or "", check.str_of(spec.get("doc", ""), f"{key}.doc"),
                                        expr("promotion"), expr("both_python"))
+        spec_op = operators[name]
+        spec_op.promotion_if = expr("promotion_if")
+        if spec_op.promotion_if is not None and spec_op.promotion is None:
+            check.fail(f"{key}.promotion_if", "promotion_if says when `promotion` applies: give promotion too")
+        skip = check.list_of(spec.get("skip_after", []), f"{key}.skip_after")
+        after_names = {clause.name for clause in rs.after}
+        for index, clause_name in enumerate(skip):
+            if clause_name not in after_names:
+                check.fail(f"{key}.skip_after[{index}]", f"{clause_name!r} names no [[after]] clause of this file")
+        spec_op.skip_after = frozenset(skip)
         if operators[name].both_python is not None and name not in EXPR_CALLS:
             check.fail(f"{key}.both_python", "only a call meets two Python scalars (an operator leaves them to Python)")
     return ExpressionRules(literals, operators, message, doc, wrap)
