@@ -5,6 +5,7 @@ here on NumPy (a dependency) against NumPy computed directly."""
 from __future__ import annotations
 
 import ast
+import re
 import json
 import warnings
 from pathlib import Path
@@ -217,3 +218,124 @@ def test_the_numpy_recording_is_what_the_translator_answers_with_the_recorded_nu
     if (np.__version__, ml_dtypes.__version__) != (data["version"], data["ml_dtypes"]):
         return
     assert expressions.worker("numpy", {}) == data["expressions"]
+
+
+# --------------------------------------------------------------------------- the framework pages
+
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "frameworks"
+_ROW = re.compile(r"^\| `(?P<expr>[^`]+)` \| (?:`-O (?P<opt>[^`]+)`)? \| (?:`(?P<result>[^`]+)`|error `(?P<error>\w+)`) \|$")
+
+
+def _doc_rows(name: str) -> tuple[str, list]:
+    text = (DOCS / f"{name}.md").read_text(encoding="utf-8")
+    section = text.split("\n## Whole expressions\n", 1)[1].split("\n## ", 1)[0]
+    rows = [_ROW.match(line) for line in section.splitlines() if line.startswith("| `")]
+    assert all(rows), [line for line in section.splitlines() if line.startswith("| `") and not _ROW.match(line)]
+    return section, rows
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_framework_page_quotes_its_expression_recording_truly(name):
+    """docs/frameworks/NAME.md, "Whole expressions": the case count and every row of its table."""
+    section, rows = _doc_rows(name)
+    cases = _load(name)["expressions"]
+    assert f"`tests/data/recordings/expr-{name}.json` holds {len(cases)} cases" in " ".join(section.split())
+    assert len(rows) >= 5
+    rs = registry.load(name)
+    for row in rows:
+        options = {k: o.default for k, o in rs.options.items() if any(k in c[1] for c in cases)}
+        if row["opt"]:
+            key, _, value = row["opt"].partition("=")
+            options[key] = {"true": True, "false": False}.get(value, value)
+        hits = [c for c in cases if c[0] == row["expr"] and c[1] == options]
+        assert len(hits) == 1, row.group(0)
+        _, _, result, error = hits[0]
+        if row["result"]:
+            assert result == row["result"], (row.group(0), result, error)
+        else:
+            assert result is None and error.startswith(row["error"] + ": "), (row.group(0), error)
+
+
+# --------------------------------------------------------------------------- promote verify
+
+def _verify(*args):
+    from click.testing import CliRunner  # noqa: PLC0415
+
+    from promote_cli.cli import main  # noqa: PLC0415
+
+    return CliRunner().invoke(main, ["verify", *args])
+
+
+def test_verify_compares_a_saved_expression_recording_as_a_check_of_its_own():
+    r = _verify("-f", "jax", "--recording", str(RECORDINGS / "expr-jax.json"))
+    n = len(_load("jax")["expressions"])
+    assert r.exit_code == 0, r.output
+    assert f"whole expressions: {n} of {n} cases agree" in r.stdout
+
+
+def test_verify_names_an_expression_the_ruleset_answers_otherwise(tmp_path):
+    data = _load("jax")
+    index = next(i for i, c in enumerate(data["expressions"]) if c[0] == "x:i8 * 2.5" and c[2] == "weak:f32")
+    data["expressions"][index][2] = "f64"
+    path = tmp_path / "expr-jax.json"
+    path.write_text(json.dumps(data))
+    r = _verify("-f", "jax", "--recording", str(path))
+    assert r.exit_code == 1
+    assert ("x:i8 * 2.5 -O x64=false -O numpy_dtype_promotion=standard: framework gives f64, "
+            "promote expr gives weak:f32") in r.stdout
+    assert not promote_cli_verify("jax", str(path)).agrees
+
+
+def promote_cli_verify(*args):
+    import promote_cli  # noqa: PLC0415
+
+    return promote_cli.verify(*args)
+
+
+@pytest.mark.parametrize("text, needle", [
+    ('{"ruleset": "jax", "expressions": {}}', "expressions: expected a list of [expression, options, result, error]"),
+    ('{"ruleset": "jax", "expressions": [5]}', "expressions[0]: expected [expression, options, result, error]"),
+    ('{"ruleset": "jax", "expressions": [["x:i8 + 1", {}, "i8"]]}', "expressions[0]: expected"),
+    ('{"ruleset": "jax", "expressions": [["x:i8 + 1", [], "i8", null]]}', "expressions[0]: options must be an object"),
+    ('{"ruleset": "jax", "expressions": [["x:i8 + 1", {}, 8, null]]}', "expressions[0]: result must be a string"),
+    ('{"ruleset": "jax"}', "missing cases"),
+])
+def test_a_malformed_expression_recording_is_one_line(tmp_path, text, needle):
+    path = tmp_path / "rec.json"
+    path.write_text(text)
+    r = _verify("-f", "jax", "--recording", str(path))
+    assert r.exit_code == 2 and len(r.stderr.splitlines()) == 1 and needle in r.stderr, r.stderr
+
+
+def test_an_expression_recording_needs_a_ruleset_with_expression_rules(tmp_path, monkeypatch):
+    (tmp_path / "plain.toml").write_text('schema = 1\nname = "plain"\nversion = "1"\ndescription = "no expressions"\n'
+                                        'source = "tests"\ntypes = ["i8"]\n[[rules]]\nname = "same"\nresult = "a"\n')
+    path = tmp_path / "expr-plain.json"
+    path.write_text('{"ruleset": "plain", "expressions": [["x:i8 + y:i8", {}, "i8", null]]}')
+    monkeypatch.setenv("PROMOTE_RULES_PATH", str(tmp_path))
+    registry.clear_cache()
+    try:
+        r = _verify("-f", "plain", "--recording", str(path))
+    finally:
+        registry.clear_cache()
+    assert r.exit_code == 2 and "plain@1 has no [expressions] rules" in r.stderr, r.stderr
+
+
+def test_live_verify_asks_the_expressions_too(monkeypatch):
+    """`promote verify -f jax` with JAX installed re-asks the pairs and the whole expressions: here the
+    probes answer with the committed recordings, one expression changed, and the report names it."""
+    from promote_cli.probes import jax as jax_probe  # noqa: PLC0415
+
+    pairs = json.loads((RECORDINGS / "jax-0.10.json").read_text(encoding="utf-8"))
+    data = _load("jax")
+    data["expressions"][0][2] = "u8"
+    asked = []
+    monkeypatch.setattr(jax_probe, "version", lambda: pairs["version"])
+    monkeypatch.setattr(jax_probe, "record", lambda: pairs)
+    monkeypatch.setattr(expressions, "record", lambda name: asked.append(name) or data)
+    report = promote_cli_verify("jax")
+    assert asked == ["jax"] and not report.mismatches
+    [(n, bad)] = [(n, bad) for label, n, bad in report.checks if label == "whole expressions"]
+    assert n == len(data["expressions"])
+    assert bad == [f"{data['expressions'][0][0]} -O x64=false -O numpy_dtype_promotion=standard: "
+                   f"framework gives u8, promote expr gives i8"]

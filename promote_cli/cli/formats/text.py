@@ -54,12 +54,15 @@ class Text(Format):
         out = lines[:limit]
         if len(lines) > limit:
             out.append(f"... and {len(lines) - limit} more")
-        out.append(f"{r.framework} vs {r.source}: {r.cases - len(r.mismatches)} of {r.cases} cases agree")
+        pairs = r.cases or not r.checks  # an expression recording holds checks only
+        if pairs:
+            out.append(f"{r.framework} vs {r.source}: {r.cases - len(r.mismatches)} of {r.cases} cases agree")
         for label, n, bad in r.checks:
             out += bad[:limit]
             if len(bad) > limit:
                 out.append(f"... and {len(bad) - limit} more")
-            out.append(f"{label}: {n - len(bad)} of {n} cases agree")
+            head = label if pairs else f"{r.framework} vs {r.source}, {label}"
+            out.append(f"{head}: {n - len(bad)} of {n} cases agree")
         return "".join(f"{one_line(line)}\n" for line in out)
 
     def validation(self, checks) -> str:
