@@ -13,7 +13,8 @@ from support import ROOT, run_cli
 import promote_cli
 from promote_cli.errors import RuleFileError, UsageError
 from promote_cli.expressions import syntax
-from promote_cli.oracle import loader, registry
+from promote_cli.oracle import registry
+from promote_cli.vocab import operators
 
 ANVIL_PAGE = ROOT / "spec" / "anvil-type-promotion.md"
 #: the page's "Propagating Ambiguity" example, whose code the rendered page leaves out (r-xla/anvil,
@@ -91,6 +92,7 @@ def test_an_operator_a_framework_lacks_is_a_usage_error_naming_what_it_has():
 
 HOSTILE = [
     "x:i8 + " * 700 + "1",                         # too long
+    " + ".join(f"v{i}:i8" for i in range(300)),     # too long a chain
     "(" * 200 + "x:i8" + ")" * 200,                # too deep
     "-" * 500 + "x:i8",                            # deep unary
     "x:i8" + " ** x" * 100,                        # right-nested power
@@ -127,6 +129,13 @@ def test_hostile_bounds_are_usage_errors():
     for text in HOSTILE[:5]:
         with pytest.raises(syntax.ExpressionSyntaxError, match="too long|nested too deeply|too many"):
             syntax.parse(text)
+
+
+def test_a_long_flat_chain_is_not_too_deep():
+    text = " + ".join(f"v{i}:i8" for i in range(150)) + " * 2"
+    assert promote_cli.expr(text, "numpy").result == "i8"
+    with pytest.raises(syntax.ExpressionSyntaxError, match="too long a chain of operators"):
+        syntax.parse(" + ".join(f"v{i}:i8" for i in range(250)))
 
 
 def test_python_arithmetic_on_literals():
@@ -210,4 +219,7 @@ def test_schema_1_has_no_expressions(tmp_path):
 def test_every_shipped_expressions_section_loads():
     with_rules = sorted(rs.name for rs in promote_cli.frameworks() if rs.expressions is not None)
     assert {"anvil", "array-api", "cann", "jax", "numpy", "openvino", "paddle", "torch"} <= set(with_rules)
-    assert loader.EXPR_CALLS == ("maximum", "minimum", "where")
+    for op in operators.BINARY:  # every operator of the syntax parses, and JAX has a rule for it
+        tree = syntax.parse(f"x:i8 {op} y:i8")
+        assert (tree.kind, tree.op) == ("binary", op)
+        promote_cli.expr(f"x:i8 {op} y:i8", "jax")

@@ -23,7 +23,7 @@ from promote_cli.errors import Refusal, UsageError
 from promote_cli.expressions import literals, syntax
 from promote_cli.oracle import engine
 from promote_cli.oracle.model import ExprOperator, Ruleset
-from promote_cli.vocab import dtypes, operands
+from promote_cli.vocab import dtypes, operands, operators
 from promote_cli.vocab.dtypes import DType
 from promote_cli.vocab.operands import PYTHON, RANK0, TENSOR, WEAK, Operand
 
@@ -153,7 +153,7 @@ class _Evaluator:
         spec = self.rules.operators.get(name)
         if spec is None:
             have = " ".join(self.rules.operators) or "none"
-            shown = "unary " + name[0] if name in ("-x", "+x") else name
+            shown = "unary " + name[0] if name in operators.UNARY.values() else name
             raise self.caret_error(f"{self.rs.key} has no rule for {shown} in expressions (it has: {have})",
                                    (node.span[0], node.span[1]) if node.kind != "binary" else self.op_span(node))
         return spec
@@ -222,7 +222,7 @@ class _Evaluator:
             raise self.caret_error(str(exc), span) from None
 
     def eval_unary(self, node: syntax.Node):
-        spec_name = node.op + "x"
+        spec_name = operators.UNARY[node.op]
         inner, child = self.eval(node.children[0])
         step = Step("unary", node.op, self.source(node), node.span, None, "", children=[child])
         if inner.operand.form == PYTHON:
@@ -249,9 +249,9 @@ class _Evaluator:
         return self.promote(spec, [x, y], x, y, step)
 
     def eval_call(self, node: syntax.Node):
-        arity = 3 if node.op == "where" else 2
-        if node.op not in ("maximum", "minimum", "where"):
-            raise self.caret_error(f"unknown function {node.op!r} (functions: maximum, minimum, where)",
+        arity = operators.CALLS.get(node.op)
+        if arity is None:
+            raise self.caret_error(f"unknown function {node.op!r} (functions: {', '.join(operators.CALLS)})",
                                    (node.span[0], node.span[0] + len(node.op)))
         if len(node.children) != arity:
             raise self.caret_error(f"{node.op} takes {arity} arguments, not {len(node.children)}", node.span)
@@ -265,8 +265,8 @@ class _Evaluator:
                     self.rs, spec.condition, self.values, _where("where", "condition"), cond=cond.operand):
                 message = spec.condition_refuse.format(cond=cond.operand, op="where")
                 raise _Refused(message, step)
-            return self.promote(spec, args, args[1], args[2], step, call=True)
-        return self.promote(spec, args, args[0], args[1], step, call=True)
+            return self.promote(spec, args, args[1], args[2], step)
+        return self.promote(spec, args, args[0], args[1], step)
 
     # ---- the pieces ----------------------------------------------------------------
 
@@ -285,7 +285,7 @@ class _Evaluator:
         step.reason = "two Python scalars meet in Python before the framework sees them"
         return _Value(result, None, value if known else None), step
 
-    def promote(self, spec: ExprOperator, args: list[_Value], x: _Value, y: _Value, step: Step, call=False):
+    def promote(self, spec: ExprOperator, args: list[_Value], x: _Value, y: _Value, step: Step):
         a, b = x.operand, y.operand
         names = {"a": a, "b": b, "a_value": _known(x), "b_value": _known(y)}
         both = a.form == PYTHON and b.form == PYTHON

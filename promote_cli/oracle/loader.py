@@ -30,6 +30,7 @@ from promote_cli.oracle.model import (
     TypeMap,
 )
 from promote_cli.vocab import dtypes, operands
+from promote_cli.vocab import operators as operators_vocab
 from promote_cli.vocab.dtypes import DType
 from promote_cli.vocab.operands import PYTHON, WEAK, Operand
 
@@ -859,11 +860,6 @@ def _nary(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> NAry:
     return NAry(method, None, None, strong_first, order, expressions["knows"], expressions.get("keeps"))
 
 
-#: `[expressions]`: the literal kinds (docs/rules.md) and the operators an entry may describe
-LITERAL_KINDS = ("bool", "int", "long", "float", "complex")
-EXPR_BINARY = ("+", "-", "*", "/", "//", "%", "**", "&", "|", "^", "==", "!=", "<", "<=", ">", ">=")
-EXPR_UNARY = ("-x", "+x")
-EXPR_CALLS = ("maximum", "minimum", "where")
 EXPR_OPERATOR_KEYS = {"op", "promotion", "promotion_if", "both_python", "skip_after", "result", "refuse_if", "refuse", "literal_range", "condition",
                       "condition_refuse", "doc"}
 #: names an operator's expressions see besides the rule names: a Python scalar's value (0 when unknown)
@@ -881,7 +877,7 @@ def _expressions(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> Expression
     doc = check.str_of(raw.get("doc", ""), "expressions.doc")
     literals = {}
     lit_raw = check.table_of(raw.get("literals", {}), "expressions.literals")
-    check.unknown_keys(lit_raw, LITERAL_KINDS, "expressions.literals")
+    check.unknown_keys(lit_raw, operators_vocab.LITERAL_KINDS, "expressions.literals")
     for kind, spelling in lit_raw.items():
         key = f"expressions.literals.{kind}"
         operand = check.operand(spelling, key)
@@ -893,7 +889,7 @@ def _expressions(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> Expression
     message = check.template(raw.get("literal_range_message", "Python integer {value} out of bounds for {dtype}"),
                              "expressions.literal_range_message", {"value", "dtype"})
     operators = {}
-    allowed = EXPR_BINARY + EXPR_UNARY + EXPR_CALLS
+    allowed = operators_vocab.OPERATOR_NAMES
     fields = MESSAGE_FIELDS | set(rs.options) | set(rs.sets)
     for name, spec in check.table_of(raw.get("operators", {}), "expressions.operators").items():
         key = f"expressions.operators.{name}"
@@ -902,7 +898,7 @@ def _expressions(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> Expression
         spec = check.table_of(spec, key)
         check.unknown_keys(spec, EXPR_OPERATOR_KEYS, key)
         op = spec.get("op")
-        if op is None and name not in EXPR_UNARY:
+        if op is None and name not in operators_vocab.UNARY.values():
             check.fail(f"{key}.op", "a binary operator or a call names the ruleset op that promotes its operands")
         if op is not None:
             op = check.str_of(op, f"{key}.op")
@@ -943,6 +939,6 @@ def _expressions(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> Expression
             if clause_name not in after_names:
                 check.fail(f"{key}.skip_after[{index}]", f"{clause_name!r} names no [[after]] clause of this file")
         spec_op.skip_after = frozenset(skip)
-        if operators[name].both_python is not None and name not in EXPR_CALLS:
+        if operators[name].both_python is not None and name not in operators_vocab.CALLS:
             check.fail(f"{key}.both_python", "only a call meets two Python scalars (an operator leaves them to Python)")
     return ExpressionRules(literals, operators, message, doc, wrap)
