@@ -85,8 +85,9 @@ def test_an_operator_a_framework_lacks_is_a_usage_error_naming_what_it_has():
         promote_cli.expr("x:f16 / y:f16", "cann")
     with pytest.raises(UsageError, match="cann@8.0 has no int literals like 2"):
         promote_cli.expr("x:f16 * 2", "cann")
-    with pytest.raises(UsageError, match="tosa@.* has no \\[expressions\\] rules"):
-        promote_cli.expr("x:i8 + y:i8", "tosa")
+    with pytest.raises(UsageError, match="paddle@2.6 has no \\[expressions\\] rules"):
+        promote_cli.expr("x:i8 + y:i8", "paddle@2.6")
+    assert promote_cli.expr("(x:i8 * y:i8) < z:i32", "tosa").result == "bool"  # MUL widens to i32
     assert promote_cli.expr("x:f16 * s:0d:f32", "cann").result == "f32"
 
 
@@ -218,7 +219,8 @@ def test_schema_1_has_no_expressions(tmp_path):
 
 def test_every_shipped_expressions_section_loads():
     with_rules = sorted(rs.name for rs in promote_cli.frameworks() if rs.expressions is not None)
-    assert {"anvil", "array-api", "cann", "jax", "numpy", "openvino", "paddle", "torch"} <= set(with_rules)
+    assert {"anvil", "array-api", "cann", "jax", "numpy", "openvino", "paddle", "tensorflow", "torch", "tosa"} <= set(
+        with_rules)
     for op in operators.BINARY:  # every operator of the syntax parses, and JAX has a rule for it
         tree = syntax.parse(f"x:i8 {op} y:i8")
         assert (tree.kind, tree.op) == ("binary", op)
