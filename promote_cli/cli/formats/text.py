@@ -103,6 +103,20 @@ class Text(Format):
         out.append(f"{report.source}: {n - bad} of {n} expectations hold")
         return "".join(f"{one_line(line)}\n" for line in out)
 
+    def order(self, o) -> str:
+        """Each node and the nodes that cover it (`u8 -> i16, u16`), or the cells that are not joins."""
+        if not o.is_lattice:
+            return "".join(f"{one_line(line)}\n" for line in cell_lines(o))
+        above: dict = {n: [] for n in o.nodes}
+        for lower, upper in o.edges:
+            above[lower].append(upper)
+        return "".join(f"{n} -> {', '.join(above[n])}\n" if above[n] else f"{n}\n" for n in o.nodes)
+
+
+def cell_lines(o) -> list[str]:
+    """An order's cells that are not joins, one a line: `i8 u8: gives f16, but ...`."""
+    return [f"{c.a} {c.b}: {c.why}" for c in o.cells]
+
 
 def _outcome(result: str | None) -> str:
     return result if result is not None else "refused"
