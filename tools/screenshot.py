@@ -31,7 +31,7 @@ DOCS = [
     ("diff-paddle-cann.png", "svg", ["table", "--diff", "paddle", "cann"], None),
     ("table-cann-html.png", "html", ["table", "-f", "cann"], (760, 480)),
     ("diff-openvino-unsafe-html.png", "html",
-     ["table", "--diff", "openvino", "openvino:promote_unsafe=true"], (1100, 810)),
+     ["table", "--diff", "openvino", "openvino:promote_unsafe=true"], (1100, 850)),
 ]
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",

@@ -22,7 +22,7 @@ class Mermaid(Format):
             shape = f"([{label(n)}])" if n in o.weak or n.startswith(("py:", "weak:")) else f"[{label(n)}]"
             lines.append(f"  {ids[n]}{shape}")
         lines += [f"  {ids[a]} --> {ids[b]}" for a, b in o.edges]
-        for k in kinds():
+        for k in kinds()[:-1]:  # refused is no node's kind
             lines.append(f"  classDef {k.replace(' ', '_')} fill:{FILL[k]},stroke:#555,color:#000")
         lines.append("  classDef weak stroke-dasharray:5 5")
         by_kind: dict = {}
