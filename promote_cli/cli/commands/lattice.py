@@ -8,7 +8,6 @@ import click
 
 import promote_cli
 from promote_cli.cli import formats
-from promote_cli.cli.formats.text import cell_lines
 from promote_cli.cli.options import framework_option, op_option, option_option, parse_options, parse_types, require_framework
 from promote_cli.errors import EXIT_NO
 
@@ -42,7 +41,7 @@ def lattice(framework, op, options, name, answers, types, fmt):
     if o.is_lattice:
         return
     if fmt not in ("text", "json"):
-        lines = cell_lines(o)
+        lines = formats.cell_lines(o)
         for line in lines[:SHOWN_CELLS]:
             click.echo(formats.one_line(line), err=True)
         if len(lines) > SHOWN_CELLS:

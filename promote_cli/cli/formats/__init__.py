@@ -176,5 +176,10 @@ def side_heads(d) -> list[str]:
     return heads
 
 
+def cell_lines(o) -> list[str]:
+    """An order's cells that are not joins, one a line: `i8 u8: gives f16, but ...` (`promote lattice`)."""
+    return [f"{c.a} {c.b}: {c.why}" for c in o.cells]
+
+
 def shown(result: str | None, refused: str) -> str:
     return result if result is not None else refused

@@ -6,6 +6,7 @@ from promote_cli.cli.formats import (
     REFUSED_TEXT,
     Format,
     Records,
+    cell_lines,
     corner,
     grid,
     one_line,
@@ -111,11 +112,6 @@ class Text(Format):
         for lower, upper in o.edges:
             above[lower].append(upper)
         return "".join(f"{n} -> {', '.join(above[n])}\n" if above[n] else f"{n}\n" for n in o.nodes)
-
-
-def cell_lines(o) -> list[str]:
-    """An order's cells that are not joins, one a line: `i8 u8: gives f16, but ...`."""
-    return [f"{c.a} {c.b}: {c.why}" for c in o.cells]
 
 
 def _outcome(result: str | None) -> str:
