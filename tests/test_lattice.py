@@ -258,7 +258,8 @@ def test_many_cells_are_cut_on_stderr():
     (["-f", "cann", "--lattice", "all"], "cann@8.0 states no lattice"),
     (["-f", "jax", "--lattice", "nope"], "jax@0.10 has no lattice 'nope' (lattices: standard_x32"),
     (["-f", "jax", "--lattice", "strict", "--answers"], "exclude each other"),
-    (["-f", "jax", "--types", "i8,u8"], "--types goes with the order of the answers"),
+    (["-f", "jax", "--lattice", "strict", "--types", "i8,u8"], "exclude each other"),
+    (["-f", "jax", "--lattice", "strict", "--op", "add"], "exclude each other"),
     (["-f", "jax", "-O", "x64=maybe"], "option x64 takes true or false"),
     (["-f", "cann", "--op", "nope"], "has no op 'nope'"),
     ([], "which framework?"),
@@ -273,3 +274,9 @@ def test_answers_of_a_lattice_ruleset_on_request():
     assert o.source == "answers" and o.op == "promote_types"
     code, out, _ = run_cli("lattice", "-f", "jax", "--answers", "--op", "promote_types", "--types", "i8,i16,f32")
     assert code == 0 and out == "i8 -> i16\ni16 -> f32\nf32\n"
+    # --op or --types alone mean the answers too, never a declared lattice with the op silently ignored
+    assert run_cli("lattice", "-f", "jax", "--op", "promote_types", "--types", "i8,i16,f32")[1] == out
+    code, out, _ = run_cli("lattice", "-f", "jax", "--op", "promote_types", "-O", "x64=true", "--format", "json")
+    assert json.loads(out)["source"] == "answers" and json.loads(out)["op"] == "promote_types"
+    with pytest.raises(api.UsageError, match="--types goes with the order of the answers"):
+        api.lattice("jax", types=["i8"], answers=False)

@@ -21,8 +21,9 @@ SHOWN_CELLS = 20  # at most this many offending cells on stderr (all of them in 
 @option_option
 @click.option("--lattice", "name", metavar="NAME", help="Which of the rule file's lattices (default: its first).")
 @click.option("--answers", is_flag=True,
-              help="The order of the op's answers (a <= b when a op b = b) even for a ruleset with lattices.")
-@click.option("--types", metavar="A,B,...", help="With the order of the answers: only these operands.")
+              help="The order of the op's answers (a <= b when a op b = b) even for a ruleset with lattices "
+                   "(implied by --op and --types).")
+@click.option("--types", metavar="A,B,...", help="The order of the answers for only these operands.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 def lattice(framework, op, options, name, answers, types, fmt):
     """The order behind a ruleset, as its Hasse diagram (each type and the types just above it).
@@ -34,6 +35,9 @@ def lattice(framework, op, options, name, answers, types, fmt):
     Exit codes: 0 a lattice, 1 not a lattice (the cells that make it so are listed), 2 usage or input error.
     """
     framework = require_framework(framework)
+    given = click.get_current_context().get_parameter_source("op") != click.core.ParameterSource.DEFAULT
+    if given or types is not None:
+        answers = True  # an op or a type list asks about answers, never a declared lattice
     o = promote_cli.lattice(framework, op, parse_options(options), name=name, answers=answers or None,
                             types=parse_types(types))
     if o.is_lattice or fmt in ("text", "json"):
