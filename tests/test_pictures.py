@@ -283,3 +283,15 @@ def test_the_screenshot_tool_knows_the_committed_pictures():
     assert all(f"docs/img/{name}" in readme for name in names)
     assert {kind for _, kind, *_ in tool.DOCS} == {"svg", "html"}
     assert tool.svg_size('<svg xmlns="x" width="12" height="34">') == (12, 34)
+
+
+def test_render_picks_the_method_for_each_payload():
+    o = api.lattice("anvil")
+    assert api.render(o, "dot") == run_cli("lattice", "-f", "anvil", "--format", "dot")[1]
+    assert api.render(api.table("cann"), "csv") == run_cli("table", "-f", "cann", "--format", "csv")[1]
+    with pytest.raises(api.UsageError, match="--format svg has no form for an order"):
+        api.render(o, "svg")
+    with pytest.raises(api.UsageError, match="nothing renders a object"):
+        api.render(object(), "text")
+    with pytest.raises(api.UsageError, match="unknown format 'png'"):
+        api.render(o, "png")
