@@ -14,7 +14,7 @@ import string
 import sys
 from pathlib import Path
 
-from promote_cli.errors import RuleFileError, UsageError
+from promote_cli.errors import RuleFileError, UsageError, one_line
 from promote_cli.oracle.expr import REFERENCE_FUNCTIONS, Expr, ExprError, Let, compile_expr, define_lets
 from promote_cli.oracle.model import (
     REFUSE,
@@ -892,7 +892,7 @@ def _expressions(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> Expression
     allowed = operators_vocab.OPERATOR_NAMES
     fields = MESSAGE_FIELDS | set(rs.options) | set(rs.sets)
     for name, spec in check.table_of(raw.get("operators", {}), "expressions.operators").items():
-        key = f"expressions.operators.{name}"
+        key = f"expressions.operators.{one_line(name)}"
         if name not in allowed:
             check.fail(key, f"unknown operator (operators: {', '.join(allowed)})")
         spec = check.table_of(spec, key)
@@ -903,7 +903,7 @@ def _expressions(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> Expression
         if op is not None:
             op = check.str_of(op, f"{key}.op")
             if rs.ops is not None and op not in rs.op_index:
-                check.fail(f"{key}.op", f"{op!r} is not an op of this file (ops: {', '.join(rs.op_index)})")
+                check.fail(f"{key}.op", f"{op!r} is not an op of this file (ops: {', '.join(map(repr, rs.op_index))})")
 
         def expr(field_name: str, extra=frozenset()):
             if field_name not in spec:
