@@ -225,3 +225,57 @@ def test_every_shipped_expressions_section_loads():
         tree = syntax.parse(f"x:i8 {op} y:i8")
         assert (tree.kind, tree.op) == ("binary", op)
         promote_cli.expr(f"x:i8 {op} y:i8", "jax")
+
+
+TOKENS = ["x:i8", "y:u8", "z:f16", "s:0d:f32", "w:weak:i32", "b:bool", "x", "y", "1", "300", "2.5", "1e3", "True",
+          "1j", "1L", "+", "-", "*", "/", "//", "**", "%", "==", "<", ">=", "&", "|", "^", "(", ")", ",",
+          "maximum(", "where(", "@", ":", "\u00e9", " "]
+
+
+def test_random_token_soup_is_answered_or_a_usage_error():
+    import random
+
+    rng = random.Random(14)
+    for _ in range(1500):
+        text = " ".join(rng.choice(TOKENS) for _ in range(rng.randint(0, 12)))
+        for fw in ("jax", "numpy", "anvil"):
+            try:
+                got = promote_cli.expr(text, fw)
+            except UsageError:
+                continue
+            assert got.result is not None or got.refusal.startswith(f"{got.framework}@")
+
+
+def _generated(rng, depth=0) -> str:
+    leaves = ["x:i8", "y:u8", "z:f16", "s:0d:i16", "t:0d:f32", "b:bool", "1", "2", "-3", "2.5", "True", "1j"]
+    if depth > 3 or rng.random() < 0.3:
+        return rng.choice(leaves)
+    kind = rng.random()
+    if kind < 0.7:
+        op = rng.choice(operators.BINARY)
+        return f"({_generated(rng, depth + 1)} {op} {_generated(rng, depth + 1)})"
+    if kind < 0.8:
+        return f"-{_generated(rng, depth + 1)}"
+    if kind < 0.9:
+        return f"maximum({_generated(rng, depth + 1)}, {_generated(rng, depth + 1)})"
+    return f"where({_generated(rng, depth + 1)} < 1, {_generated(rng, depth + 1)}, {_generated(rng, depth + 1)})"
+
+
+@pytest.mark.parametrize("fw", ["jax", "numpy", "torch", "paddle", "tensorflow", "array-api", "anvil", "tosa",
+                                "openvino", "cann"])
+def test_generated_expressions_never_meet_a_rule_defect(fw):
+    """Well-formed expressions over one variable set give a result, a refusal or a usage error for what the
+    framework lacks (a literal, an operator, a type): never a rule that fails (a RuleDefect)."""
+    import random
+
+    from promote_cli.errors import RuleDefect
+
+    rng = random.Random(fw)
+    for _ in range(300):
+        text = _generated(rng)
+        try:
+            promote_cli.expr(text, fw)
+        except RuleDefect:
+            raise
+        except UsageError:
+            pass
