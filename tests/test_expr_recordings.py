@@ -36,11 +36,28 @@ def disagreements(path: Path) -> tuple[int, list[str]]:
     return len(cases), bad
 
 
+#: recorded frameworks whose rule file has no [expressions] section yet: their recordings are not
+#: compared (docs/rules.md, "Expressions", says which frameworks evaluate expressions)
+WITHOUT_EXPRESSION_RULES: set[str] = set()
+
+
+def ruleset_of(path: Path) -> str:
+    return json.loads(path.read_text(encoding="utf-8"))["ruleset"]
+
+
 def test_there_are_expression_recordings():
     assert len(RECORDINGS) >= 4
 
 
-@pytest.mark.parametrize("path", RECORDINGS, ids=[p.stem for p in RECORDINGS])
+def test_the_frameworks_without_expression_rules_are_the_listed_ones():
+    without = {ruleset_of(p) for p in RECORDINGS if promote_cli.load(ruleset_of(p)).expressions is None}
+    assert without == WITHOUT_EXPRESSION_RULES
+
+
+COMPARED = [p for p in RECORDINGS if ruleset_of(p) not in WITHOUT_EXPRESSION_RULES]
+
+
+@pytest.mark.parametrize("path", COMPARED, ids=[p.stem for p in COMPARED])
 def test_every_recorded_expression_agrees(path):
     count, bad = disagreements(path)
     assert count >= 50, f"{path.name}: only {count} cases"

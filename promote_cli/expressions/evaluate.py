@@ -23,7 +23,7 @@ from promote_cli.errors import Refusal, UsageError
 from promote_cli.expressions import literals, syntax
 from promote_cli.oracle import engine
 from promote_cli.oracle.model import ExprOperator, Ruleset
-from promote_cli.vocab import dtypes, operands
+from promote_cli.vocab import dtypes, operands, operators
 from promote_cli.vocab.dtypes import DType
 from promote_cli.vocab.operands import PYTHON, RANK0, TENSOR, WEAK, Operand
 
@@ -138,7 +138,7 @@ class _Evaluator:
     def __init__(self, rs: Ruleset, text: str, options: dict | None):
         if rs.expressions is None:
             raise UsageError(f"{rs.key} has no [expressions] rules: its rule file does not say how its "
-                             f"operators evaluate (frameworks with them: see `promote frameworks`)")
+                             f"operators evaluate (docs/rules.md, \"Expressions\", lists the frameworks that do)")
         self.rs = rs
         self.rules = rs.expressions
         self.text = text
@@ -153,7 +153,7 @@ class _Evaluator:
         spec = self.rules.operators.get(name)
         if spec is None:
             have = " ".join(self.rules.operators) or "none"
-            shown = "unary " + name[0] if name in ("-x", "+x") else name
+            shown = "unary " + name[0] if name in operators.UNARY.values() else name
             raise self.caret_error(f"{self.rs.key} has no rule for {shown} in expressions (it has: {have})",
                                    (node.span[0], node.span[1]) if node.kind != "binary" else self.op_span(node))
         return spec
@@ -189,7 +189,7 @@ class _Evaluator:
         else:
             value = _Value(operand, 0)
         step = Step("literal", "", self.source(node), node.span, str(operand),
-                    f"[expressions] literals.{kind} = {operand}")
+                    f"expressions.literals.{kind} = {operand}")
         return value, step
 
     def eval_variable(self, node: syntax.Node):
@@ -222,7 +222,7 @@ class _Evaluator:
             raise self.caret_error(str(exc), span) from None
 
     def eval_unary(self, node: syntax.Node):
-        spec_name = node.op + "x"
+        spec_name = operators.UNARY[node.op]
         inner, child = self.eval(node.children[0])
         step = Step("unary", node.op, self.source(node), node.span, None, "", children=[child])
         if inner.operand.form == PYTHON:
@@ -235,7 +235,7 @@ class _Evaluator:
         x = inner.operand
         self.refuse_if(spec, step, a=x, b=x, result=x, a_value=0, b_value=0)
         result = self.result(spec, step, x, a=x, b=x, a_value=0, b_value=0)
-        step.rule = f"[expressions] operators.{spec_name}" + (f": {spec.result.text}" if spec.result else "")
+        step.rule = _where(spec_name, "result", spec.result) if spec.result else _where(spec_name)
         result = _shape(result, inner.rank)
         step.operand = str(result)
         return _Value(result, inner.rank), step
@@ -249,9 +249,9 @@ class _Evaluator:
         return self.promote(spec, [x, y], x, y, step)
 
     def eval_call(self, node: syntax.Node):
-        arity = 3 if node.op == "where" else 2
-        if node.op not in ("maximum", "minimum", "where"):
-            raise self.caret_error(f"unknown function {node.op!r} (functions: maximum, minimum, where)",
+        arity = operators.CALLS.get(node.op)
+        if arity is None:
+            raise self.caret_error(f"unknown function {node.op!r} (functions: {', '.join(operators.CALLS)})",
                                    (node.span[0], node.span[0] + len(node.op)))
         if len(node.children) != arity:
             raise self.caret_error(f"{node.op} takes {arity} arguments, not {len(node.children)}", node.span)
@@ -262,11 +262,11 @@ class _Evaluator:
         if node.op == "where":
             cond = args[0]
             if spec.condition is not None and not engine.formula(
-                    self.rs, spec.condition, self.values, f"[expressions] operators.where.condition", cond=cond.operand):
+                    self.rs, spec.condition, self.values, _where("where", "condition"), cond=cond.operand):
                 message = spec.condition_refuse.format(cond=cond.operand, op="where")
                 raise _Refused(message, step)
-            return self.promote(spec, args, args[1], args[2], step, call=True)
-        return self.promote(spec, args, args[0], args[1], step, call=True)
+            return self.promote(spec, args, args[1], args[2], step)
+        return self.promote(spec, args, args[0], args[1], step)
 
     # ---- the pieces ----------------------------------------------------------------
 
@@ -285,21 +285,24 @@ class _Evaluator:
         step.reason = "two Python scalars meet in Python before the framework sees them"
         return _Value(result, None, value if known else None), step
 
-    def promote(self, spec: ExprOperator, args: list[_Value], x: _Value, y: _Value, step: Step, call=False):
+    def promote(self, spec: ExprOperator, args: list[_Value], x: _Value, y: _Value, step: Step):
         a, b = x.operand, y.operand
         names = {"a": a, "b": b, "a_value": _known(x), "b_value": _known(y)}
         both = a.form == PYTHON and b.form == PYTHON
         formula = spec.both_python if both and spec.both_python is not None else spec.promotion
+        if formula is spec.promotion and spec.promotion_if is not None and not engine.formula(
+                self.rs, spec.promotion_if, self.values, _where(spec.name, "promotion_if"), **names):
+            formula = None
         if formula is not None:
-            where = f"[expressions] operators.{spec.name}.{'both_python' if formula is spec.both_python else 'promotion'}"
-            rule = f"{where}: {formula.text}"
+            where = _where(spec.name, "both_python" if formula is spec.both_python else "promotion")
+            rule = _where(spec.name, "both_python" if formula is spec.both_python else "promotion", formula)
             try:
                 promoted = _operand(engine.formula(self.rs, formula, self.values, where, **names))
             except Refusal as exc:
                 step.rule = rule
                 raise _Refused(str(exc), step) from None
         else:
-            answer = engine.answer(self.rs, a, b, spec.op, self.options)
+            answer = engine.answer(self.rs, a, b, spec.op, self.options, spec.skip_after)
             rule = f"{self.rs.key} {spec.op}: {answer.rule}"
             if answer.result is None:
                 step.rule, step.reason = rule, answer.refusal
@@ -310,7 +313,7 @@ class _Evaluator:
             step.rule = rule
             raise _Refused(f"{self.rs.key} gives no array type for {a} {spec.op} {b}", step)
         if spec.literal_range is not None:
-            where = f"[expressions] operators.{spec.name}.literal_range"
+            where = _where(spec.name, "literal_range")
             bound = _operand(engine.formula(self.rs, spec.literal_range, self.values, where, result=promoted, **names))
             d = bound.dtype
             low = -int(d.max) if d.kind == "unsigned" and self.rules.unsigned_wrap else int(d.min) if d.kind in (
@@ -318,7 +321,7 @@ class _Evaluator:
             for v in (x, y):
                 if v.operand.form == PYTHON and v.operand.pykind == "int" and v.value is not None \
                         and d.kind in ("signed", "unsigned") and not low <= v.value <= int(d.max):
-                    step.rule = f"{rule}; {where}: {spec.literal_range.text}"
+                    step.rule = f"{rule}; {_where(spec.name, 'literal_range', spec.literal_range)}"
                     raise _Refused(self.rules.literal_range_message.format(value=v.value, dtype=_native(self.rs, d)),
                                    step)
         self.refuse_if(spec, step, rule=rule, result=promoted, **names)
@@ -327,15 +330,16 @@ class _Evaluator:
         rank = max(ranks) if ranks else 0
         result = _shape(result, rank)
         step.operand = str(result)
-        step.rule = rule + (f"; [expressions] operators.{spec.name}: {spec.result.text}" if spec.result else "")
+        step.rule = rule + (f"; {_where(spec.name, 'result', spec.result)}" if spec.result else "")
         return _Value(result, rank), step
 
     def refuse_if(self, spec: ExprOperator, step: Step, rule: str = "", **names):
         if spec.refuse_if is None:
             return
-        where = f"[expressions] operators.{spec.name}.refuse_if"
+        where = _where(spec.name, "refuse_if")
         if engine.formula(self.rs, spec.refuse_if, self.values, where, **names):
-            step.rule = f"{rule}; {where}" if rule else where
+            shown = _where(spec.name, "refuse_if", spec.refuse_if)
+            step.rule = f"{rule}; {shown}" if rule else shown
             fields = {**self.rs.state.get("set_text", {}), **self.values, **names, "op": spec.name,
                       "op_group": spec.op}
             raise _Refused(spec.refuse.format(**fields), step)
@@ -343,7 +347,7 @@ class _Evaluator:
     def result(self, spec: ExprOperator, step: Step, promoted: Operand, **names) -> Operand:
         if spec.result is None:
             return promoted
-        where = f"[expressions] operators.{spec.name}.result"
+        where = _where(spec.name, "result")
         value = engine.formula(self.rs, spec.result, self.values, where, result=promoted, **names)
         if isinstance(value, DType):  # a dtype keeps the promotion's form: weak stays weak
             value = promoted.with_form(promoted.form) if promoted.dtype is value else Operand(
@@ -353,6 +357,14 @@ class _Evaluator:
         if value.dtype not in self.rs.type_set:
             raise UsageError(f"{self.rs.path}: {where} gives {value}, which is not one of the file's types")
         return value
+
+
+def _where(name: str, field: str | None = None, expr=None) -> str:
+    """An operator's key in the rule file (`expressions.operators."/".result`), with the expression."""
+    key = f'expressions.operators."{name}"' if not name.isidentifier() else f"expressions.operators.{name}"
+    if field is not None:
+        key = f"{key}.{field}"
+    return f"{key} = {expr.text}" if expr is not None else key
 
 
 def _known(v: _Value):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import operator
 
-KINDS = ("bool", "int", "long", "float", "complex")
 #: Python's type of each literal kind that Python itself has
 PY_KIND = {bool: "bool", int: "int", float: "float", complex: "complex"}
 MAX_INT_BITS = 4096   # a Python int computed from literals: larger is refused, not computed
@@ -86,8 +85,3 @@ def python_op(op: str, x, y):
 def python_unary(op: str, x):
     """`-x` or `+x` as Python computes it (-True is -1)."""
     return -x if op == "-" else +x
-
-
-def show(value) -> str:
-    """A literal value for messages: `300`, `2.5`, `True`."""
-    return repr(value)

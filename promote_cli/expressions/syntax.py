@@ -16,18 +16,17 @@ import unicodedata
 from dataclasses import dataclass, field
 
 from promote_cli.errors import UsageError, one_line
+from promote_cli.vocab import operators
 
 MAX_CHARS = 4096      # an expression's length
-MAX_DEPTH = 48        # nesting of its tree (parentheses, unary operators, operands of operands)
+MAX_DEPTH = 48        # nesting: parentheses, calls, unary operators, powers
+MAX_CHAIN = 200       # depth of the tree, chains of operators included (a + b + c + ... nests to the left)
 MAX_NODES = 1000      # operators, literals, variables and calls in all
 
-BINARY = ("|", "^", "&", "+", "-", "*", "/", "//", "%", "**")
-COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
-UNARY = ("-", "+")
-#: binary operators by precedence level, lowest first (comparisons are below all of them)
-LEVELS = (("|",), ("^",), ("&",), ("+", "-"), ("*", "/", "//", "%"))
-PUNCTUATION = ("**", "//", "==", "!=", "<=", ">=", "+", "-", "*", "/", "%", "<", ">", "&", "|", "^",
-               "(", ")", ",")
+UNARY = tuple(operators.UNARY)
+COMPARISONS, LEVELS = operators.COMPARISONS, operators.LEVELS
+#: every token of punctuation, the longest first (`**` before `*`)
+PUNCTUATION = tuple(sorted(operators.BINARY, key=len, reverse=True)) + ("(", ")", ",")
 #: characters an operand (the part after `NAME:`) may hold: dtype spellings, forms, `?`
 OPERAND_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_:.?")
 NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
@@ -207,8 +206,9 @@ class _Parser:
         node = Node(kind, span, **kw)
         node.depth = 1 + max((c.depth for c in node.children), default=0)
         self.nodes += 1
-        if node.depth > MAX_DEPTH:
-            raise ExpressionSyntaxError(f"nested too deeply (more than {MAX_DEPTH} levels)", self.text, span[0], span[1])
+        if node.depth > MAX_CHAIN:
+            raise ExpressionSyntaxError(f"too long a chain of operators (more than {MAX_CHAIN} levels deep)",
+                                        self.text, span[0], span[1])
         if self.nodes > MAX_NODES:
             raise ExpressionSyntaxError(f"too many operators and operands (more than {MAX_NODES})", self.text,
                                         span[0], span[1])
@@ -258,7 +258,7 @@ class _Parser:
 
     def power(self, depth: int) -> Node:
         base = self.primary(depth)
-        if self.tok.kind == "op" and self.tok.text == "**":
+        if self.tok.kind == "op" and self.tok.text == operators.POWER:
             op = self.tok
             self.i += 1
             self.guard(depth + 1, op)

@@ -14,7 +14,7 @@ import string
 import sys
 from pathlib import Path
 
-from promote_cli.errors import RuleFileError, UsageError
+from promote_cli.errors import RuleFileError, UsageError, one_line
 from promote_cli.oracle.expr import REFERENCE_FUNCTIONS, Expr, ExprError, Let, compile_expr, define_lets
 from promote_cli.oracle.model import (
     REFUSE,
@@ -30,6 +30,7 @@ from promote_cli.oracle.model import (
     TypeMap,
 )
 from promote_cli.vocab import dtypes, operands
+from promote_cli.vocab import operators as operators_vocab
 from promote_cli.vocab.dtypes import DType
 from promote_cli.vocab.operands import PYTHON, WEAK, Operand
 
@@ -859,12 +860,7 @@ def _nary(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> NAry:
     return NAry(method, None, None, strong_first, order, expressions["knows"], expressions.get("keeps"))
 
 
-#: `[expressions]`: the literal kinds (docs/rules.md) and the operators an entry may describe
-LITERAL_KINDS = ("bool", "int", "long", "float", "complex")
-EXPR_BINARY = ("+", "-", "*", "/", "//", "%", "**", "&", "|", "^", "==", "!=", "<", "<=", ">", ">=")
-EXPR_UNARY = ("-x", "+x")
-EXPR_CALLS = ("maximum", "minimum", "where")
-EXPR_OPERATOR_KEYS = {"op", "promotion", "both_python", "result", "refuse_if", "refuse", "literal_range", "condition",
+EXPR_OPERATOR_KEYS = {"op", "promotion", "promotion_if", "both_python", "skip_after", "result", "refuse_if", "refuse", "literal_range", "condition",
                       "condition_refuse", "doc"}
 #: names an operator's expressions see besides the rule names: a Python scalar's value (0 when unknown)
 EXPR_NAMES = frozenset({"a_value", "b_value"})
@@ -881,33 +877,33 @@ def _expressions(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> Expression
     doc = check.str_of(raw.get("doc", ""), "expressions.doc")
     literals = {}
     lit_raw = check.table_of(raw.get("literals", {}), "expressions.literals")
-    check.unknown_keys(lit_raw, LITERAL_KINDS, "expressions.literals")
+    check.unknown_keys(lit_raw, operators_vocab.LITERAL_KINDS, "expressions.literals")
     for kind, spelling in lit_raw.items():
         key = f"expressions.literals.{kind}"
         operand = check.operand(spelling, key)
         if operand.form == PYTHON and (kind == "long" or operand.pykind != kind):
-            check.fail(key, f"a {kind} literal cannot be the Python scalar {operand}")
+            check.fail(key, f"{kind} literals cannot be the Python scalar {operand}")
         if operand.dtype is not None and operand.dtype not in rs.type_set:
             check.fail(key, f"{operand.dtype} is not one of the file's types")
         literals[kind] = operand
     message = check.template(raw.get("literal_range_message", "Python integer {value} out of bounds for {dtype}"),
                              "expressions.literal_range_message", {"value", "dtype"})
     operators = {}
-    allowed = EXPR_BINARY + EXPR_UNARY + EXPR_CALLS
+    allowed = operators_vocab.OPERATOR_NAMES
     fields = MESSAGE_FIELDS | set(rs.options) | set(rs.sets)
     for name, spec in check.table_of(raw.get("operators", {}), "expressions.operators").items():
-        key = f"expressions.operators.{name}"
+        key = f"expressions.operators.{one_line(name)}"
         if name not in allowed:
             check.fail(key, f"unknown operator (operators: {', '.join(allowed)})")
         spec = check.table_of(spec, key)
         check.unknown_keys(spec, EXPR_OPERATOR_KEYS, key)
         op = spec.get("op")
-        if op is None and name not in EXPR_UNARY:
+        if op is None and name not in operators_vocab.UNARY.values():
             check.fail(f"{key}.op", "a binary operator or a call names the ruleset op that promotes its operands")
         if op is not None:
             op = check.str_of(op, f"{key}.op")
             if rs.ops is not None and op not in rs.op_index:
-                check.fail(f"{key}.op", f"{op!r} is not an op of this file (ops: {', '.join(rs.op_index)})")
+                check.fail(f"{key}.op", f"{op!r} is not an op of this file (ops: {', '.join(map(repr, rs.op_index))})")
 
         def expr(field_name: str, extra=frozenset()):
             if field_name not in spec:
@@ -933,6 +929,16 @@ def _expressions(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> Expression
         operators[name] = ExprOperator(name, op, expr("result"), refuse_if, refuse or "", expr("literal_range"),
                                        condition, condition_refuse or "", check.str_of(spec.get("doc", ""), f"{key}.doc"),
                                        expr("promotion"), expr("both_python"))
-        if operators[name].both_python is not None and name not in EXPR_CALLS:
+        spec_op = operators[name]
+        spec_op.promotion_if = expr("promotion_if")
+        if spec_op.promotion_if is not None and spec_op.promotion is None:
+            check.fail(f"{key}.promotion_if", "promotion_if says when `promotion` applies: give promotion too")
+        skip = check.list_of(spec.get("skip_after", []), f"{key}.skip_after")
+        after_names = {clause.name for clause in rs.after}
+        for index, clause_name in enumerate(skip):
+            if clause_name not in after_names:
+                check.fail(f"{key}.skip_after[{index}]", f"{clause_name!r} names no [[after]] clause of this file")
+        spec_op.skip_after = frozenset(skip)
+        if operators[name].both_python is not None and name not in operators_vocab.CALLS:
             check.fail(f"{key}.both_python", "only a call meets two Python scalars (an operator leaves them to Python)")
     return ExpressionRules(literals, operators, message, doc, wrap)

@@ -181,6 +181,8 @@ class ExprOperator:
     doc: str = ""
     promotion: Expr | None = None
     both_python: Expr | None = None
+    promotion_if: Expr | None = None          # promotion applies only where this holds (else `op`)
+    skip_after: frozenset = frozenset()       # `op`'s [[after]] clauses that are not this operator's
 
 
 @dataclass
