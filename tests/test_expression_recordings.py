@@ -339,3 +339,12 @@ def test_live_verify_asks_the_expressions_too(monkeypatch):
     assert n == len(data["expressions"])
     assert bad == [f"{data['expressions'][0][0]} -O x64=false -O numpy_dtype_promotion=standard: "
                    f"framework gives u8, promote expr gives i8"]
+
+
+def test_the_translator_knows_every_operator_of_the_syntax_and_no_other():
+    from promote_cli.vocab import operators  # noqa: PLC0415
+
+    handled = set(expressions.BINARY) | set(expressions.UNARY) | set(expressions.COMPARE)
+    assert set(expressions.SPELLINGS) == handled
+    assert sorted(expressions.SPELLINGS.values()) == sorted(operators.BINARY + tuple(operators.UNARY.values()))
+    assert expressions.CALLS is operators.CALLS

@@ -49,6 +49,7 @@ from pathlib import Path
 from promote_cli.probes.expression_frameworks import FRAMEWORKS
 from promote_cli.vocab import operands
 from promote_cli.vocab.operands import Operand
+from promote_cli.vocab.operators import CALLS
 
 #: the corpus: one expression a line, asked of every framework that has its variables' types.
 CORPUS = Path(__file__).with_name("expressions.txt")
@@ -56,9 +57,13 @@ CORPUS = Path(__file__).with_name("expressions.txt")
 #: the keys of an expression recording's header, in the order they are written.
 HEADER = ("ruleset", "package", "version", "probe", "python", "device")
 
-#: the named ops of the syntax and their arity.
-CALLS = {"maximum": 2, "minimum": 2, "where": 3}
-
+#: Python's AST node of each operator of the syntax (vocab/operators.py names them), and the
+#: function Python applies for it.
+SPELLINGS = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Pow: "**", ast.Mod: "%",
+    ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.USub: "-x", ast.UAdd: "+x",
+    ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+}
 BINARY = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
     ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow, ast.Mod: operator.mod,
