@@ -51,6 +51,8 @@ def test_the_anvil_page_propagation_example_gives_the_page_answer():
     ("", 1, "^", "the expression is empty"),
     ("maximum(x:i8 1)", 14, "^", "expected ',' or ')' in the call of maximum"),
     ("1e+", 4, "^", "expected digits in the exponent"),
+    ("x:f32 + 1.5L", 12, "^", "L follows an integer only"),
+    ("x:f32 + 007", 9, "^^^", "leading zeros are not allowed in an integer"),
 ])
 def test_a_malformed_expression_names_its_column_and_draws_a_caret(text, column, carets, message):
     with pytest.raises(syntax.ExpressionSyntaxError) as caught:
@@ -137,6 +139,17 @@ def test_a_long_flat_chain_is_not_too_deep():
     assert promote_cli.expr(text, "numpy").result == "i8"
     with pytest.raises(syntax.ExpressionSyntaxError, match="too long a chain of operators"):
         syntax.parse(" + ".join(f"v{i}:i8" for i in range(250)))
+
+
+def test_literal_spellings():
+    from promote_cli.expressions import literals
+
+    cases = {"1": ("int", 1), "007j": ("complex", 7j), "000": ("int", 0), "1e3": ("float", 1000.0), ".5": ("float", 0.5),
+             "2.": ("float", 2.0), "10L": ("long", 10), "True": ("bool", True), "1J": ("complex", 1j)}
+    for text, (kind, value) in cases.items():
+        node = syntax.parse(text)
+        assert node.kind == "literal" and node.literal == text
+        assert (literals.kind_of(text), literals.value_of(text)) == (kind, value)
 
 
 def test_python_arithmetic_on_literals():
