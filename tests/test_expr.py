@@ -292,3 +292,14 @@ def test_generated_expressions_never_meet_a_rule_defect(fw):
             raise
         except UsageError:
             pass
+
+
+def test_frameworks_lists_what_promote_expr_evaluates():
+    code, out, _ = run_cli("frameworks", "-v", "-f", "cann")
+    assert code == 0 and "  promote expr: + - *; literals: none" in out.splitlines()
+    code, out, _ = run_cli("frameworks", "-f", "anvil", "--format", "json")
+    (record,) = json.loads(out)
+    assert record["expressions"]["operators"] == ["+", "-", "*", "/", "**"]
+    assert record["expressions"]["literals"]["long"] == "weak:i32"
+    paddle = {r["ruleset"]: r for r in json.loads(run_cli("frameworks", "-f", "paddle", "--format", "json")[1])}
+    assert paddle["paddle@2.6"]["expressions"] is None and paddle["paddle@3.3"]["expressions"]["operators"]
