@@ -13,6 +13,7 @@ def dumps(data) -> str:
 
 class Json(Format):
     name = "json"
+    summarises = True
 
     def answer(self, ans) -> str:
         return dumps(ans.to_dict()) + "\n"
@@ -32,7 +33,7 @@ class Json(Format):
 
     def diff(self, d) -> str:
         return dumps({"frameworks": list(d.frameworks), "op": d.op, "types": d.types,
-                      "differences": d.differences, "versions": dict(zip(d.frameworks, d.versions))}) + "\n"
+                      "differences": d.differences, "versions": dict(zip(d.frameworks, d.versions)), "summary": d.summary}) + "\n"
 
     def records(self, r: Records) -> str:
         return dumps(r.data) + "\n"
