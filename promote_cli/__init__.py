@@ -10,6 +10,7 @@
     for line in batch("cann", sys.stdin.buffer): ...      # `promote query --batch`, line by line
     validate(["my-rules.toml"])                           # every problem of rule files
     explain("openvino", "i8", "u8").refused_by           # which rule decided, what options would change
+    check("cann@opbase").findings                         # commutativity, associativity, ... with counterexamples
     expect("examples/ci.expect").mismatches               # a CI file of `FW A B [OP] -> RESULT` lines
     cast_array(x, "f16")                                  # TOSA CAST of a numpy array (numpy loaded on use)
     cast_file("w.npy", to="bf16")                         # the same on a .npy file, streamed
@@ -29,7 +30,7 @@ from promote_cli.vocab.dtypes import DTYPES, DType, aliases, lookup
 from promote_cli.vocab.operands import Operand
 from promote_cli.vocab.operands import parse as parse_operand
 
-__all__ = ["query", "query_n", "batch", "BatchLine", "table", "diff", "parse_side", "load", "frameworks",
+__all__ = ["query", "query_n", "batch", "BatchLine", "table", "diff", "parse_side", "check", "load", "frameworks",
            "framework_names", "shadowed", "is_default", "dtypes", "aliases", "spellings", "verify", "validate",
            "cast_pairs", "cast_array", "cast_file", "plan_cast", "run_cast", "defer_signals", "interrupted_by",
            "Answer", "DType", "DTYPES", "lookup", "Operand", "parse_operand", "PromoteError", "Refusal",
@@ -273,6 +274,17 @@ def diff(*sides, types: list[str] | None = None, op: str = "add", options: dict 
 
 def _is_pair(value) -> bool:
     return isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], dict)
+
+
+def check(framework: str, op: str | None = None, options: dict | None = None, forms="tensor", limit: int = 5):
+    """Properties of a ruleset's rules (a `Check`: `.findings`, `.claims`, `.broken`): commutativity,
+    associativity, lossy promotions and consistency between ops, each with its counterexamples counted and
+    `limit` of each kind kept. `op` checks one op (None: every op group); `forms` adds operand forms to the
+    tensors (`"0d,py,weak"` or `"all"`: those the ruleset distinguishes). The rule file's `[claims]` are
+    judged by a whole check (every op, default options, tensors): `.broken` lists the ones that do not hold."""
+    from promote_cli.oracle.properties import check as _check
+
+    return _check(load(framework), op, options, forms, limit)
 
 
 def explain(framework: str, a, b, op: str = "add", options: dict | None = None):

@@ -53,6 +53,7 @@ option_option = click.option(
     help="A framework attribute, e.g. -O promote_unsafe=true (repeatable).")
 dtype_argument_completion = _complete_dtype
 complete_framework = _complete_framework
+complete_op = _complete_op
 
 
 def parse_options(pairs) -> dict:

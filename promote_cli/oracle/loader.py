@@ -35,7 +35,7 @@ SCHEMA = 2          # the newest schema this promote reads
 SCHEMAS = (1, 2)    # every schema it reads; a file without `schema` is schema 1
 TOP_KEYS = {"schema", "name", "version", "default", "description", "source", "follows", "extends", "types",
             "unsupported_type", "notes", "probe", "operands", "options", "ops", "tables", "lattices",
-            "rules", "after", "sets", "op_lists", "let", "nary", "maps"}
+            "rules", "after", "sets", "op_lists", "let", "nary", "maps", "claims"}
 SCHEMA2_KEYS = ("sets", "op_lists", "let", "nary", "maps")
 MERGED_KEYS = ("tables", "lattices", "options", "ops", "sets", "op_lists", "let", "maps")
 RESERVED = frozenset({"a", "b", "op", "result", "true", "false", "True", "False"})
@@ -47,6 +47,8 @@ GROUP_FORMS = ("tensor", "0d", "weak")
 FORM_POLICIES = {"rank0": ("distinct", "tensor"), "weak": ("distinct", "tensor", "refuse"),
                  "python": ("distinct", "refuse")}
 OPTION_TYPES = ("bool", "dtype", "choice", "int")
+#: the properties a file may claim in `[claims]`; `promote check` proves or refutes each (oracle/properties.py)
+CLAIMS = ("commutative", "associative", "lossless", "consistent")
 CLAUSE_KEYS = {"name", "ops", "if", "symmetric", "result", "refuse", "weak", "reason"}
 
 # Function names an expression may call; engine.py implements them.
@@ -271,7 +273,18 @@ def build(raw: dict, path: str) -> Ruleset:
             seen.add(clause.name)
             getattr(rs, phase).append(clause)
     rs.nary = _nary(check, raw.get("nary"), rs, scope)
+    rs.claims = _claims(check, raw.get("claims", {}))
     return rs
+
+
+def _claims(check: _Checker, raw) -> dict[str, bool]:
+    """`[claims]`: properties the file says its rules have (true) or lack (false), checked by `promote check`."""
+    raw = check.table_of(raw, "claims")
+    check.unknown_keys(raw, CLAIMS, "claims")
+    for key, value in raw.items():
+        if not isinstance(value, bool):
+            check.fail(f"claims.{key}", f"expected true or false, got {value!r}")
+    return {key: raw[key] for key in CLAIMS if key in raw}
 
 
 def type_set(raw: dict, name: str, path: str) -> tuple[DType, ...]:

@@ -185,6 +185,7 @@ class Ruleset:
     nary: NAry = field(default_factory=NAry)
     type_set: frozenset = field(default_factory=frozenset)
     maps: dict[str, TypeMap] = field(default_factory=dict)
+    claims: dict[str, bool] = field(default_factory=dict)  # `[claims]`: property -> what the file says of it
     state: dict = field(default_factory=dict)  # the engine's compiled environment and memo
 
     @property

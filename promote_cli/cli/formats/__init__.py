@@ -24,6 +24,7 @@ keeps the base method, which raises `UsageError`. The payloads:
     rescale_report(report)      one file of `promote rescale`
     explanation(Explanation)    `promote explain`: the rule that decided, what it consulted, other options
     expectations(ExpectReport)  `promote expect`: the expectations that do not hold, and a count
+    check(Check)                `promote check`: each property with its counterexamples, the claims judged
 
 A new payload (a cast report, say) is one more method here, raising by default, and an
 implementation in each format module that has a shape for it; its command offers exactly
@@ -104,6 +105,9 @@ class Format:
     def expectations(self, report) -> str:
         self._none("expectations")
 
+    def check(self, x) -> str:
+        self._none("a check of properties")
+
 
 def get(name: str, color: bool = False, width: int | None = None) -> Format:
     """The format called `name` (UsageError for an unknown one); `width` is the line length matrices must fit
@@ -173,6 +177,12 @@ def diff_summary(d) -> str:
         return one_line(f"{head}: all {s.get('cells', len(d.types) ** 2)} cells agree")
     kinds = ", ".join(f"{s[k]} {text}" for k, text in DIFF_KINDS.items() if s.get(k))
     return one_line(f"{head}: {s['differing']} of {s['cells']} cells differ: {kinds}")
+
+
+def broken_claims(x) -> str:
+    """A check's verdict on the claims its rule file makes that do not hold, in one line."""
+    parts = [f"{c.property} = {str(c.claimed).lower()}" for c in x.broken]
+    return one_line(f"{x.framework}@{x.version} claims {' and '.join(parts)}, which the rules contradict")
 
 
 def shown(result: str | None, refused: str) -> str:
