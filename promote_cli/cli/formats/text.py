@@ -197,7 +197,7 @@ def check_lines(x) -> list[str]:
                      f"{f.kinds.get('one_refused', 0)} refused {refused})")
         out.append(f"{head}: {f.property}: no: {f.count} of {f.checked} {unit} {what}{split}")
         out += [f"  {_example(f, e)}" for e in f.examples]
-        if f.count > len(f.examples):
+        if f.examples and f.count > len(f.examples):
             out.append(f"  ... and {f.count - len(f.examples)} more")
     if not x.claims_checked:
         out.append("claims: not judged (a rule file's claims are about every op, with the default options, "
