@@ -148,8 +148,10 @@ def claiming(tmp_path, monkeypatch):
             """))
         monkeypatch.setenv("PROMOTE_RULES_PATH", str(tmp_path))
         monkeypatch.setenv("PROMOTE_CACHE_DIR", "")
+        registry.clear_cache()
         return str(tmp_path / "leftwins.toml")
-    return write
+    yield write
+    registry.clear_cache()
 
 
 def test_a_claim_the_rules_contradict_exits_1(claiming):
@@ -199,3 +201,10 @@ def test_text_and_json_say_the_same():
         else:
             assert f"{head}: {p['property']}: no: {p['counterexamples']} of {p['checked']} " in text
             assert len(p["examples"]) == min(2, p["counterexamples"])
+
+
+def test_one_op_is_compared_with_every_other_op_group():
+    found = promote_cli.check("numpy", op="+")
+    assert found.ops == ["+"]
+    assert [f.other for f in found.findings if f.property == "consistent"] == ["promote_types", "result_type"]
+    assert {f.op for f in found.findings} == {"+"}

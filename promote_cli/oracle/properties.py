@@ -311,8 +311,9 @@ def check(rs: Ruleset, op: str | None = None, options: dict | None = None, forms
         findings.append(_commutative(name, rows, universe, limit))
         findings.append(_associative(name, rows, table, universe, limit))
         findings.append(_lossless(name, rows, universe, limit))
-    compared = [o for o in every if o != reference] if op is None else [o for o in every if o != asked[0]]
     first = reference if op is None else asked[0]
+    group = resolve_op(rs, first)
+    compared = [o for o in every if resolve_op(rs, o) != group]
     if compared:
         mine = [row[:tensors] for row in answers(first).rows(tensors)]
         for other in compared:
