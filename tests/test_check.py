@@ -208,3 +208,31 @@ def test_one_op_is_compared_with_every_other_op_group():
     assert found.ops == ["+"]
     assert [f.other for f in found.findings if f.property == "consistent"] == ["promote_types", "result_type"]
     assert {f.op for f in found.findings} == {"+"}
+
+
+@pytest.mark.parametrize("fw", ["anvil", "jax"])
+def test_results_outside_the_operands_are_asked_as_operands_too(fw):
+    """With Python scalars, some results are weak (weak:i32), which are not among the operands; triples
+    through them are still compared exactly."""
+    found = promote_cli.check(fw, op="add", forms="py")
+    operands = found.operands
+    memo = {}
+
+    def r(a, b):
+        if (a, b) not in memo:
+            memo[a, b] = promote_cli.query(fw, a, b).result
+        return memo[a, b]
+
+    outside = {r(a, b) for a, b in product(operands, repeat=2)} - set(operands) - {None}
+    assert "py:int" in operands and "weak:i32" in outside
+    different = refused = 0
+    for a, b, c in product(operands, repeat=3):
+        ab, bc = r(a, b), r(b, c)
+        left = r(ab, c) if ab else None
+        right = r(a, bc) if bc else None
+        if left != right:
+            refused += left is None or right is None
+            different += left is not None and right is not None
+    f = _finding(found, "associative")
+    assert f.kinds == {"different_results": different, "one_refused": refused}
+    assert f.count == different + refused and (f.count or fw == "anvil")

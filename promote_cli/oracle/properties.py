@@ -366,30 +366,39 @@ def _commutative(op: str, rows, universe, limit: int) -> Finding:
 
 
 def _associative(op: str, rows, table: _Answers, universe, limit: int) -> Finding:
-    """(a op b) op c against a op (b op c) for every triple: lookups in `rows`, asking the table only for a
-    result that is not among the operands."""
+    """(a op b) op c against a op (b op c) for every triple, a row of c at a time: `left` is the row of
+    a op b, `right` the row of a op x for each x = b op c (index -1, a refusal, reads the -1 kept last)."""
     n = len(rows)
-    for r in {r for row in rows for r in row if r >= n}:  # results outside the operands: their row and column
+    extra = sorted({r for row in rows for r in row if r >= n})  # results outside the operands
+    for r in extra:
         for x in range(n):
             table.get(r, x)
             table.get(x, r)
     cells = table.cells
+    refused_row = [-1] * n
+    by_result = [*rows, *([cells[r, c] for c in range(n)] for r in extra), refused_row]  # [-1]: refused
+    wide = [[*row, *(cells[a, r] for r in extra), -1] for a, row in enumerate(rows)]  # a op x, x any result
+    if extra:  # the indices of results outside the operands, as positions in `by_result` and `wide`
+        at = {r: n + i for i, r in enumerate(extra)}
+        rows_b = [[at.get(x, x) for x in row] for row in rows]
+    else:
+        rows_b = rows
     tally = _Tally(limit)
     for a in range(n):
-        row_a = rows[a]
+        of_a = wide[a].__getitem__
         for b in range(n):
-            ab = row_a[b]
-            row_ab = rows[ab] if 0 <= ab < n else None
-            row_b = rows[b]
+            ab = rows_b[a][b]
+            left = by_result[ab]
+            right = list(map(of_a, rows_b[b]))
+            if left == right:
+                continue
             for c in range(n):
-                bc = row_b[c]
-                left = -1 if ab < 0 else (row_ab[c] if row_ab is not None else cells[ab, c])
-                right = -1 if bc < 0 else (row_a[bc] if bc < n else cells[a, bc])
-                if left != right:
-                    tally.add(left, right, lambda: {
+                if left[c] != right[c]:
+                    bc = rows[b][c]
+                    tally.add(left[c], right[c], lambda: {
                         "a": str(universe[a]), "b": str(universe[b]), "c": str(universe[c]),
-                        "ab": _name(universe, ab), "left": _name(universe, left),
-                        "bc": _name(universe, bc), "right": _name(universe, right)})
+                        "ab": _name(universe, rows[a][b]), "left": _name(universe, left[c]),
+                        "bc": _name(universe, bc), "right": _name(universe, right[c])})
     return tally.finding("associative", op, n ** 3)
 
 
