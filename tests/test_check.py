@@ -236,3 +236,16 @@ def test_results_outside_the_operands_are_asked_as_operands_too(fw):
     f = _finding(found, "associative")
     assert f.kinds == {"different_results": different, "one_refused": refused}
     assert f.count == different + refused and (f.count or fw == "anvil")
+
+
+@pytest.mark.parametrize("args, needle", [
+    (["-f", "cann", "--forms", "scalar"], "unknown operand form 'scalar'"),
+    (["-f", "cann", "--limit", "-1"], "--limit"),
+    (["-f", "cann", "-O", "x=1"], "no option 'x'"),
+    (["-f", "cann", "-O", "x"], "KEY=VALUE"),
+    (["-f", "cann", "--format", "csv"], "csv"),
+    (["-f", "cann", "--op", "frob"], "no op 'frob'"),
+])
+def test_usage_errors_are_one_line_exit_2(args, needle):
+    code, out, err = run_cli("check", *args)
+    assert code == 2 and out == "" and needle in err and len(err.splitlines()) == 1
