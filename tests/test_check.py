@@ -249,3 +249,12 @@ def test_results_outside_the_operands_are_asked_as_operands_too(fw):
 def test_usage_errors_are_one_line_exit_2(args, needle):
     code, out, err = run_cli("check", *args)
     assert code == 2 and out == "" and needle in err and len(err.splitlines()) == 1
+
+
+def test_the_opbase_notes_count_the_pairs_the_check_finds():
+    import re
+
+    rs = registry.load("cann@opbase")
+    stated = [int(m.group(1)) for note in rs.notes for m in [re.match(r"(\d+) pairs depend on operand order", note)]
+              if m]
+    assert stated == [_finding(promote_cli.check("cann@opbase"), "commutative").count]
