@@ -192,8 +192,8 @@ def _num(value: float) -> str:
 # ---- the check ----------------------------------------------------------------------
 
 class _Answers:
-    """The answers of one op as a table over operand indices: `row(x)[y]` is the index of `x op y`'s result
-    (-1: refused), asked once each. Results that are not among the operands get indices of their own."""
+    """The answers of one op over operand indices: `get(x, y)` is the index of `x op y`'s result (-1: refused),
+    asked once each. A result that is not among the operands gets the next index of the shared `universe`."""
 
     def __init__(self, rs: Ruleset, op: str, options: dict, universe: list[Operand], ids: dict[str, int]):
         self.rs, self.op, self.options = rs, op, options
@@ -315,7 +315,7 @@ def check(rs: Ruleset, op: str | None = None, options: dict | None = None, forms
     group = resolve_op(rs, first)
     compared = [o for o in every if resolve_op(rs, o) != group]
     if compared:
-        mine = [row[:tensors] for row in answers(first).rows(tensors)]
+        mine = answers(first).rows(tensors)  # the tensors come first among the operands
         for other in compared:
             findings.append(_consistent(first, other, mine, answers(other).rows(tensors), universe, limit))
     whole = op is None and not options and all(f == "tensor" or f in skipped for f in forms)
