@@ -15,7 +15,7 @@ from promote_cli.errors import EXIT_USAGE, PromoteError
 
 COMMANDS = {
     "query": ("promote_cli.cli.commands.query", "query", "The common dtype of two operands."),
-    "table": ("promote_cli.cli.commands.table", "table", "The full promotion matrix, or the differences of two."),
+    "table": ("promote_cli.cli.commands.table", "table", "The full promotion matrix, or the differences of two or more."),
     "explain": ("promote_cli.cli.commands.explain", "explain", "Which rule decides a pair, and what other options give."),
     "expect": ("promote_cli.cli.commands.explain", "expect", "Check a file of expected answers (for CI)."),
     "check": ("promote_cli.cli.commands.check", "check",
