@@ -20,6 +20,7 @@ COMMANDS = {
     "expect": ("promote_cli.cli.commands.explain", "expect", "Check a file of expected answers (for CI)."),
     "check": ("promote_cli.cli.commands.check", "check",
               "Properties of a ruleset (commutative, associative, lossless, consistent) and its claims."),
+    "lattice": ("promote_cli.cli.commands.lattice", "lattice", "The Hasse diagram of a ruleset's order (dot, mermaid)."),
     "cast": ("promote_cli.cli.commands.cast", "cast", "Convert .npy files with TOSA CAST semantics."),
     "rescale": ("promote_cli.cli.commands.rescale", "rescale", "Requantize a .npy file with TOSA RESCALE (multiply, add, shift)."),
     "verify": ("promote_cli.cli.commands.verify", "verify", "Re-check a ruleset against the installed framework."),

@@ -40,14 +40,21 @@ FORMATS = ["rich", "text", "json", "csv", "markdown"]
               help="Fit the matrix into N columns, in vertical slices that each repeat the row labels "
                    "(rich: default the terminal's width; text: default one grid).")
 @click.option("--exit-code", is_flag=True, help="With --diff: exit 1 when any difference exists.")
+@click.option("--svg", "svg_file", metavar="FILE", help="Also draw the matrix or diff as an SVG picture in FILE "
+              "(replaced atomically if it is a regular file; - for stdout); nothing else is printed.")
+@click.option("--html", "html_file", metavar="FILE", help="The same as a standalone HTML page.")
 @color_option
 @click.argument("sides", nargs=-1, metavar="[FW1 FW2 ...]", shell_complete=complete_framework)
 @click.pass_context
-def table(ctx, framework, diff_sides, cast_pairs, op, options, types, fmt, width, exit_code, color, sides):
+def table(ctx, framework, diff_sides, cast_pairs, op, options, types, fmt, width, exit_code, svg_file, html_file,
+          color, sides):
     """The promotion matrix of a framework (rows: left operand, columns: right operand), or with --diff the
     cells where two or more rulesets differ."""
-    given = _given(ctx)
-    _check_combination(given, diff_sides, cast_pairs, sides)
+    _check_combination(_given(ctx), diff_sides, cast_pairs, sides)
+    pictures = {k: v for k, v in (("svg", svg_file), ("html", html_file)) if v is not None}
+    if pictures:
+        return _pictures(pictures, framework, sides if diff_sides else None, cast_pairs, op, options, types, fmt,
+                         exit_code)
     colored = color_wanted(color)
     fmt = fmt or ("rich" if colored else "text")
     if width is None and fmt == "rich":
@@ -103,6 +110,33 @@ def _check_combination(given: set[str], diff_sides: bool, cast_pairs: bool, side
 #: options of a matrix or a diff that `--cast` has no use for: (parameter, how the user spells it)
 _NOT_WITH_CAST = (("diff_sides", "--diff"), ("framework", "-f"), ("op", "--op"), ("options", "-O"),
                   ("types", "--types"), ("exit_code", "--exit-code"), ("width", "--width"))
+
+
+def _pictures(pictures, framework, diff_pair, cast_pairs, op, options, types, fmt, exit_code):
+    """`--svg FILE` / `--html FILE`: every picture made, then each written whole (or to stdout for -)."""
+    if cast_pairs or fmt:
+        raise UsageError("--svg and --html draw a matrix or a diff; they go without --cast and --format")
+    if len(set(pictures.values()) - {"-"}) < len([v for v in pictures.values() if v != "-"]) or \
+            list(pictures.values()).count("-") > 1:
+        raise UsageError("--svg and --html need two different files")
+    if diff_pair:
+        payload = promote_cli.diff(*diff_pair, types=parse_types(types), op=op, options=parse_options(options))
+        read = [promote_cli.load(promote_cli.parse_side(side)[1]).path for side in diff_pair]
+    elif exit_code:
+        raise UsageError("--exit-code goes with --diff")
+    elif not framework:
+        raise UsageError("which framework? give -f NAME, or --diff FW1 FW2 (see `promote frameworks`)")
+    else:
+        payload = promote_cli.table(framework, parse_types(types), op, parse_options(options))
+        read = [promote_cli.load(framework).path]
+    rendered = {kind: promote_cli.render(payload, kind) for kind in pictures}
+    promote_cli.write_outputs({path: rendered[kind] for kind, path in pictures.items() if path != "-"},
+                              protect=tuple(read))
+    for kind, path in pictures.items():
+        if path == "-":
+            formats.emit(rendered[kind])
+    if exit_code and payload.differences:
+        sys.exit(EXIT_NO)
 
 
 def _cast_table(out):

@@ -25,6 +25,10 @@ keeps the base method, which raises `UsageError`. The payloads:
     explanation(Explanation)    `promote explain`: the rule that decided, what it consulted, other options
     expectations(ExpectReport)  `promote expect`: the expectations that do not hold, and a count
     check(Check)                `promote check`: each property with its counterexamples, the claims judged
+    order(Order)                `promote lattice`: a Hasse diagram, and the cells that are not its joins
+
+`svg` and `html` draw matrices and diffs as pictures (`table --svg/--html`), `dot` and `mermaid`
+draw orders as graphs; `render(format, payload)` picks the method for a payload.
 
 A new payload (a cast report, say) is one more method here, raising by default, and an
 implementation in each format module that has a shape for it; its command offers exactly
@@ -42,7 +46,7 @@ from dataclasses import dataclass, field
 
 from promote_cli.errors import UsageError, one_line  # noqa: F401  (re-exported: formats and commands use it)
 
-NAMES = ("text", "json", "csv", "markdown", "rich")
+NAMES = ("text", "json", "csv", "markdown", "rich", "svg", "html", "dot", "mermaid")
 REFUSED_TEXT = "-"
 REFUSED_MARKDOWN = "×"
 
@@ -107,6 +111,22 @@ class Format:
 
     def check(self, x) -> str:
         self._none("a check of properties")
+
+    def order(self, o) -> str:
+        self._none("an order")
+
+
+#: the method of `Format` that renders a payload, by the payload's class name
+METHODS = {"Answer": "answer", "Matrix": "matrix", "Diff": "diff", "Records": "records", "Explanation": "explanation",
+           "ExpectReport": "expectations", "Order": "order", "Check": "check"}
+
+
+def render(out: Format, payload) -> str:
+    """`payload` rendered by the method of `out` for its kind (UsageError for a payload no format has)."""
+    method = METHODS.get(type(payload).__name__)
+    if method is None:
+        raise UsageError(f"nothing renders a {type(payload).__name__}")
+    return getattr(out, method)(payload)
 
 
 def get(name: str, color: bool = False, width: int | None = None) -> Format:
@@ -183,6 +203,11 @@ def broken_claims(x) -> str:
     """A check's verdict on the claims its rule file makes that do not hold, in one line."""
     parts = [f"{c.property} = {str(c.claimed).lower()}" for c in x.broken]
     return one_line(f"{x.framework}@{x.version} claims {' and '.join(parts)}, which the rules contradict")
+
+
+def cell_lines(o) -> list[str]:
+    """An order's cells that are not joins, one a line: `i8 u8: gives f16, but ...` (`promote lattice`)."""
+    return [f"{c.a} {c.b}: {c.why}" for c in o.cells]
 
 
 def shown(result: str | None, refused: str) -> str:

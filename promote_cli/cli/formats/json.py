@@ -69,5 +69,8 @@ class Json(Format):
     def check(self, x) -> str:
         return dumps(x.to_dict()) + "\n"
 
+    def order(self, o) -> str:
+        return dumps(o.to_dict()) + "\n"
+
 
 FORMAT = Json
