@@ -150,3 +150,12 @@ def test_the_api_takes_n_sides_as_the_cli_does():
     code, out, _ = run_cli("table", "--diff", "paddle", "cann", "numpy", "--types", "i8,u8,f16", "--format", "json")
     data = json.loads(out)
     assert (data["differences"], data["summary"]) == (d.differences, d.summary)
+
+
+def test_a_picture_of_an_n_way_diff(tmp_path):
+    picture = tmp_path / "diff.svg"
+    code, out, err = run_cli("table", "--diff", "paddle", "cann", "numpy", "--types", "i8,u8,f16", "--svg",
+                             str(picture))
+    d = promote_cli.diff("paddle", "cann", "numpy", types=["i8", "u8", "f16"])
+    assert (code, out) == (0, "") and picture.read_text(encoding="utf-8") == promote_cli.render(d, "svg")
+    assert run_cli("table", "--diff", "paddle", "--svg", str(tmp_path / "one.svg"))[0] == 2
