@@ -14,6 +14,7 @@ import click
 
 import promote_cli as api
 from promote_cli.cli import formats
+from promote_cli.cli.options import complete_path, complete_plain_dtype
 from promote_cli.errors import EXIT_NO, EXIT_OK, PromoteError, one_line
 
 #: a single file at least this large gets a progress bar (on a terminal)
@@ -104,11 +105,12 @@ def files_done(k: int, n: int) -> str:
 
 
 @click.command("cast")
-@click.argument("inputs", nargs=-1, required=True, metavar="IN.npy [IN2.npy ... | DIR]")
-@click.option("--to", "to", required=True, metavar="DTYPE", help="Target dtype (any name or alias).")
-@click.option("-o", "--output", "output", metavar="OUT.npy", default=None,
+@click.argument("inputs", nargs=-1, required=True, metavar="IN.npy [IN2.npy ... | DIR]", shell_complete=complete_path)
+@click.option("--to", "to", required=True, metavar="DTYPE", shell_complete=complete_plain_dtype,
+              help="Target dtype (any name or alias).")
+@click.option("-o", "--output", "output", metavar="OUT.npy", default=None, shell_complete=complete_path,
               help="Output file (one input only). Default: IN.DTYPE.npy next to the input.")
-@click.option("--from", "from_", metavar="DTYPE", default=None,
+@click.option("--from", "from_", metavar="DTYPE", default=None, shell_complete=complete_plain_dtype,
               help="Reinterpret the stored bits as DTYPE (a uint16 or |V2 file as bf16, uint8 or |V1 as fp8).")
 @click.option("--mode", type=click.Choice(["tosa", "extended"]), default="tosa", show_default=True,
               help="tosa: only the pairs TOSA CAST defines; extended: any numeric pair.")
