@@ -181,7 +181,7 @@ def _environment(rs: Ruleset) -> dict:
         if trace is not None:  # `promote explain` is watching
             trace.append(("table", name, row, col, None if cell is REFUSE else cell))
         if cell is None or cell is REFUSE:
-            raise Refusal(t.reason.format(a=x, b=y, table=name))
+            raise Refusal(t.reasons.get((row, col), t.reason).format(a=x, b=y, table=name))
         return cell
 
     def join(name: str, x, y):
