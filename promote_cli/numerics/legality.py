@@ -87,24 +87,22 @@ _HOPS = tuple(sorted(TOSA_TYPES, key=_hop_preference))
 
 
 def holds(t: str, s: str) -> bool:
-    """Does type `t` hold every value of type `s` exactly (so a cast s -> t never changes a value)?"""
+    """Does type `t` hold every value of type `s` exactly (so a cast s -> t never changes a value)?
+    A complex type is compared by its parts; nf4 (a table of values, no exponent) and f8e8m0 (powers of
+    two) hold only themselves."""
     if t == s:
         return True
     a, b = DTYPES[s], DTYPES[t]
     if a.kind == "bool":
         return True  # 0 and 1 are values of every type
-    if b.kind == "bool" or a.kind in ("float", "complex") and b.kind not in ("float", "complex"):
-        return False
-    if a.kind == "complex" and b.kind != "complex":
-        return False
+    if b.kind == "bool" or (a.kind == "complex" and b.kind != "complex") or b.specials == "e8m0":
+        return False  # e8m0 (powers of two) has no zero
     if a.is_integer:
         if b.is_integer:
             return b.min <= a.min and a.max <= b.max
-        if not b.is_binary_float:
-            return False
-        span = 2 ** (b.man_bits + 1)  # every integer up to this is a value of the float
-        return a.max <= min(span, b.max) and -a.min <= min(span, b.max) and (a.min >= 0 or b.min < 0)
-    if not (a.is_binary_float and b.is_binary_float):
+        span = min(2 ** (b.man_bits + 1), b.max)  # every integer up to this is a value of the float
+        return b.exp_bits > 0 and a.max <= span and -a.min <= span and (a.min >= 0 or b.min < 0)
+    if b.is_integer or not (a.exp_bits and b.exp_bits):
         return False
     return (b.man_bits >= a.man_bits and b.max >= a.max and b.smallest_subnormal <= a.smallest_subnormal
             and (b.min < 0 or a.min >= 0) and (b.has_inf or not a.has_inf) and (b.has_nan or not a.has_nan))
