@@ -84,6 +84,14 @@ def test_operands_complete_with_their_forms_and_python_scalars():
     assert not any(SHELL_SPECIAL & set(v) for v in every)  # no `DTYPE?`: a shell globs `?`
 
 
+def test_after_a_colon_that_bash_split_off_the_rest_of_the_operand_completes():
+    assert values("query", "py", ":", "") == ["bool", "int", "float", "complex"]
+    assert values("query", "i8", "py", ":", "f") == ["float"]
+    assert values("query", "0d", ":", "i1") == ["i16"]
+    assert values("explain", "WEAK", ":", "bf") == ["bf16"]
+    assert "py:int" in values("query", "i8", "")  # no colon before: whole operands
+
+
 def test_the_installed_program_answers_bash_complete(tmp_path):
     env = dict(os.environ, _PROMOTE_COMPLETE="bash_complete", COMP_WORDS="promote query i8 u8 -f tosa --op *",
                COMP_CWORD="7")
@@ -103,6 +111,8 @@ try() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=()
 try promote query i8 u8 -f tosa --op '*'
 try promote table -f tosa --op ''
 try promote query -f paddle@
+try promote query i8 py : i
+try promote query weak : f1
 """
 
 
@@ -116,7 +126,8 @@ def test_bash_itself_never_expands_an_offered_op_into_file_names(tmp_path):
     env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
     out = subprocess.run([bash, "--norc", "--noprofile", "-c", BASH_DRIVER], env=env, cwd=tmp_path,
                          capture_output=True, text=True, check=True).stdout
-    star, every, versions, _ = out.split("--\n")
+    star, every, versions, python, weak, _ = out.split("--\n")
+    assert python.split() == ["int"] and weak.split() == ["f16"]  # bash completes the part after the ':'
     assert star.split() == ["'*'", "'**'"]
     assert not any(name in out for name in ("a.npy", "b.npy", "notes.txt"))
     ops = every.split()

@@ -29,6 +29,13 @@ def _complete_dtype(ctx, param, incomplete):
     from promote_cli.vocab.dtypes import DTYPES
 
     low = incomplete.lower()
+    before = tuple(ctx.params.get(param.name) or ())
+    if len(before) >= 2 and before[-1] == ":" and f"{before[-2].lower()}:" in (*OPERAND_FORMS, "py:"):
+        # bash splits words at ':' (COMP_WORDBREAKS): `py:in<TAB>` arrives as `py`, `:`, `in`, and what
+        # it puts in place is the part after the colon
+        if before[-2].lower() == "py":
+            return [CompletionItem(k[3:]) for k in PYTHON_SCALARS if k[3:].startswith(low)]
+        return [CompletionItem(n) for n in DTYPES if n.startswith(low)]
     prefix = ""
     for form in OPERAND_FORMS:
         if low.startswith(form):
