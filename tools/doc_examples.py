@@ -174,10 +174,6 @@ def glob_problems(path: Path) -> list[str]:
     return problems
 
 
-def makes_files(path: Path) -> bool:
-    return any("np.save(" in b.code for b in python_blocks(path))
-
-
 def setup_files(path: Path, directory: Path) -> None:
     """Run the doc's file-making python fences in `directory` (the files a page makes, without its commands)."""
     here = os.getcwd()

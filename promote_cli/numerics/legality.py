@@ -4,7 +4,6 @@ routes through legal casts, and `check_pair`. Pure data and logic: no numpy."""
 from __future__ import annotations
 
 import functools
-from collections import deque
 
 from promote_cli.errors import UsageError
 from promote_cli.vocab.dtypes import DTYPES
