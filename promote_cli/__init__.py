@@ -78,8 +78,9 @@ class BatchLine:
     operands: tuple[str, ...] | None  # None when the line could not be read (not UTF-8, too long)
     answer: Answer | None
     error: PromoteError | None
-    framework: str = ""  # the ruleset's name and the op asked, for renderings of a line that has no answer
-    op: str = ""
+    framework: str = ""  # the ruleset's name, the op asked and the ruleset's version, for renderings of a line
+    op: str = ""         # that has no answer
+    version: str = ""
 
     @property
     def status(self) -> int:
@@ -137,7 +138,7 @@ def batch(framework: str, lines, op: str = "add", options: dict | None = None):
         if hit is None:
             if line is None:
                 yield BatchLine(number, None, None, UsageError(f"line {number}: longer than {MAX_LINE_BYTES} bytes"),
-                                name, op)
+                                name, op, rs.version)
                 continue
             if line in by_line:  # a blank or comment line seen before
                 continue
@@ -147,7 +148,8 @@ def batch(framework: str, lines, op: str = "add", options: dict | None = None):
                     line = line.decode("utf-8")
                 except UnicodeDecodeError as exc:
                     yield BatchLine(number, None, None, UsageError(
-                        f"line {number}: not UTF-8 (byte 0x{line[exc.start]:02x} at offset {exc.start})"), name, op)
+                        f"line {number}: not UTF-8 (byte 0x{line[exc.start]:02x} at offset {exc.start})"), name, op,
+                        rs.version)
                     continue
             hit = _batch_line(rs, line, op, options, by_token, by_pair, answer)
             if isinstance(raw, bytearray):
@@ -155,7 +157,7 @@ def batch(framework: str, lines, op: str = "add", options: dict | None = None):
             _remember(by_line, raw, hit)
             if hit is None:
                 continue
-        yield BatchLine(number, hit[0], hit[1], hit[2], name, op)
+        yield BatchLine(number, hit[0], hit[1], hit[2], name, op, rs.version)
 
 
 def _batch_line(rs, line: str, op, options, by_token, by_pair, answer):

@@ -487,7 +487,7 @@ def _ops(check: _Checker, raw):
 def _table(check: _Checker, name: str, raw, sets: _Sets) -> Table:
     key = f"tables.{name}"
     raw = check.table_of(raw, key)
-    check.unknown_keys(raw, {"columns", "rows", "commutative", "refusal", "reason"}, key)
+    check.unknown_keys(raw, {"columns", "rows", "commutative", "refusal", "reason", "reasons"}, key)
     marker = check.str_of(raw.get("refusal"), f"{key}.refusal", "x")
     raw_columns = raw.get("columns")
     if isinstance(raw_columns, str) and raw_columns in sets.raw:  # columns = "SET": the set's dtypes
@@ -532,7 +532,29 @@ def _table(check: _Checker, name: str, raw, sets: _Sets) -> Table:
                            f"column {col} says {_cell(cell, marker)} but row {col}, column {row} says "
                            f"{_cell(mirror, marker)} (the table is declared commutative)")
     check.template(table.reason, f"{key}.reason", {"a", "b", "table"})
+    _cell_reasons(check, key, raw.get("reasons"), table)
     return table
+
+
+def _cell_reasons(check: _Checker, key: str, raw, table: Table) -> None:
+    """`[tables.NAME.reasons]`: "ROW COLUMN" = the reason of that refused cell (and of its mirror in a
+    commutative table), instead of the table's `reason`."""
+    if raw is None:
+        return
+    for cell_key, text in check.table_of(raw, f"{key}.reasons").items():
+        where = f"{key}.reasons.{cell_key}"
+        names = str(cell_key).split()
+        if len(names) != 2:
+            check.fail(where, "a reason's key is 'ROW COLUMN', two operands")
+            continue
+        row, col = (str(check.operand(n, where)) for n in names)
+        if table.cells.get((row, col)) is not REFUSE:
+            check.fail(where, f"row {row}, column {col} is not a refused cell of the table")
+            continue
+        text = check.template(text, where, {"a", "b", "table"})
+        table.reasons[(row, col)] = text
+        if table.commutative:
+            table.reasons[(col, row)] = text
 
 
 def _cell(cell, marker: str) -> str:

@@ -97,7 +97,7 @@ def matrix(rs: Ruleset, types: list[str] | None = None, op: str = "add", options
         for b in names:
             ans = _cell(rs, a, b, op, options)
             if ans is None:
-                ans = Answer(rs.name, rs.version, op, a, b, {}, None, None, "", f"{rs.name} cannot take {a} op {b}")
+                ans = Answer(rs.name, rs.version, op, a, b, {}, None, None, "", f"{rs.key} cannot take {a} op {b}")
             row.append(ans)
         cells.append(row)
     return Matrix(rs.name, rs.version, op, names, cells, shown)

@@ -36,6 +36,7 @@ class Table:
     reason: str
     marker: str
     cells: dict[tuple[str, str], Operand | Refuse] = field(default_factory=dict)
+    reasons: dict[tuple[str, str], str] = field(default_factory=dict)  # a refused cell's own reason
 
 
 @dataclass

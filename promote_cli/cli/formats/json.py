@@ -23,7 +23,8 @@ class Json(Format):
             return dumps(line.answer.to_dict())
         parts = line.operands or ()
         return dumps({"framework": line.framework, "op": line.op, "a": parts[0] if parts else None,
-                      "b": parts[1] if len(parts) > 1 else None, "result": None, "error": str(line.error)})
+                      "b": parts[1] if len(parts) > 1 else None, "result": None, "error": str(line.error),
+                      "version": line.version})
 
     def matrix(self, m) -> str:
         data = {"framework": m.framework, "version": m.version, "op": m.op, "types": m.types, "matrix": m.results()}
@@ -39,7 +40,7 @@ class Json(Format):
         return dumps(r.data) + "\n"
 
     def report(self, r, limit: int) -> str:
-        return dumps({"framework": r.framework, "against": r.source, "cases": r.cases,
+        return dumps({"framework": r.framework, "ruleset": r.ruleset, "against": r.source, "cases": r.cases,
                       "disagreements": [m.__dict__ for m in r.mismatches],
                       "checks": [{"check": label, "cases": n, "disagreements": bad} for label, n, bad in r.checks]}
                      ) + "\n"

@@ -55,7 +55,7 @@ class Text(Format):
         out = lines[:limit]
         if len(lines) > limit:
             out.append(f"... and {len(lines) - limit} more")
-        out.append(f"{r.framework} vs {r.source}: {r.cases - len(r.mismatches)} of {r.cases} cases agree")
+        out.append(f"{r.ruleset or r.framework} vs {r.source}: {r.cases - len(r.mismatches)} of {r.cases} cases agree")
         for label, n, bad in r.checks:
             out += bad[:limit]
             if len(bad) > limit:
@@ -66,7 +66,8 @@ class Text(Format):
     def validation(self, checks) -> str:
         out = []
         for check in checks:
-            out += [p.line() for p in check.problems] if check.problems else [f"{check.file}: ok"]
+            named = f" ({check.name}@{check.version})" if check.name and check.version else ""
+            out += [p.line() for p in check.problems] if check.problems else [f"{check.file}: ok{named}"]
         return "".join(f"{one_line(line)}\n" for line in out)
 
     def cast_outcome(self, outcome, failed_on: list[str]) -> str:
