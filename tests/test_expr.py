@@ -51,6 +51,8 @@ def test_the_anvil_page_propagation_example_gives_the_page_answer():
     ("", 1, "^", "the expression is empty"),
     ("maximum(x:i8 1)", 14, "^", "expected ',' or ')' in the call of maximum"),
     ("1e+", 4, "^", "expected digits in the exponent"),
+    ("x:f32 + 1.5L", 12, "^", "L follows an integer only"),
+    ("x:f32 + 007", 9, "^^^", "leading zeros are not allowed in an integer"),
 ])
 def test_a_malformed_expression_names_its_column_and_draws_a_caret(text, column, carets, message):
     with pytest.raises(syntax.ExpressionSyntaxError) as caught:
@@ -137,6 +139,17 @@ def test_a_long_flat_chain_is_not_too_deep():
     assert promote_cli.expr(text, "numpy").result == "i8"
     with pytest.raises(syntax.ExpressionSyntaxError, match="too long a chain of operators"):
         syntax.parse(" + ".join(f"v{i}:i8" for i in range(250)))
+
+
+def test_literal_spellings():
+    from promote_cli.expressions import literals
+
+    cases = {"1": ("int", 1), "007j": ("complex", 7j), "000": ("int", 0), "1e3": ("float", 1000.0), ".5": ("float", 0.5),
+             "2.": ("float", 2.0), "10L": ("long", 10), "True": ("bool", True), "1J": ("complex", 1j)}
+    for text, (kind, value) in cases.items():
+        node = syntax.parse(text)
+        assert node.kind == "literal" and node.literal == text
+        assert (literals.kind_of(text), literals.value_of(text)) == (kind, value)
 
 
 def test_python_arithmetic_on_literals():
@@ -279,3 +292,14 @@ def test_generated_expressions_never_meet_a_rule_defect(fw):
             raise
         except UsageError:
             pass
+
+
+def test_frameworks_lists_what_promote_expr_evaluates():
+    code, out, _ = run_cli("frameworks", "-v", "-f", "cann")
+    assert code == 0 and "  promote expr: + - *; literals: none" in out.splitlines()
+    code, out, _ = run_cli("frameworks", "-f", "anvil", "--format", "json")
+    (record,) = json.loads(out)
+    assert record["expressions"]["operators"] == ["+", "-", "*", "/", "**"]
+    assert record["expressions"]["literals"]["long"] == "weak:i32"
+    paddle = {r["ruleset"]: r for r in json.loads(run_cli("frameworks", "-f", "paddle", "--format", "json")[1])}
+    assert paddle["paddle@2.6"]["expressions"] is None and paddle["paddle@3.3"]["expressions"]["operators"]

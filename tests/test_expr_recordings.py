@@ -1,6 +1,6 @@
 """Every recorded expression (tests/data/recordings/expr-*.json: what real frameworks gave for whole
 expressions) is answered alike by `promote_cli.expr`: the same result operand, form included, or a
-refusal where the framework raised."""
+refusal (exit 1, not a usage error) where the framework raised."""
 
 from __future__ import annotations
 
@@ -16,11 +16,12 @@ RECORDINGS = sorted((Path(__file__).parent / "data" / "recordings").glob("expr-*
 
 
 def outcome(text: str, ruleset: str, options: dict) -> str:
-    """What promote answers, as a recording states it: the result operand, or `error`."""
+    """What promote answers, as a recording states it: the result operand, or `error` for a refusal.
+    A usage error (an operator, literal or type the rules lack) agrees with nothing."""
     try:
         got = promote_cli.expr(text, ruleset, options)
-    except UsageError as exc:  # an operand or operator the framework has no form for: it raised too
-        return f"error ({exc})"
+    except UsageError as exc:
+        return f"usage error ({exc})"
     return got.result if got.result is not None else f"error ({got.refusal})"
 
 
@@ -31,7 +32,7 @@ def disagreements(path: Path) -> tuple[int, list[str]]:
     for text, options, result, error in cases:
         got = outcome(text, data["ruleset"], options)
         expected = result if error is None else "error"
-        if (got.startswith("error") and expected != "error") or (not got.startswith("error") and got != expected):
+        if got.startswith("error") != (expected == "error") or (expected != "error" and got != expected):
             bad.append(f"{text} {options}: recorded {result if error is None else error!r}, promote gives {got}")
     return len(cases), bad
 

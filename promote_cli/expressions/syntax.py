@@ -176,8 +176,14 @@ def _number_end(text: str, i: int) -> int:
             i = j
         else:
             raise ExpressionSyntaxError("expected digits in the exponent", text, j)
-    if i < n and text[i] in "jJL":
+    digits = text[start:i]
+    integer = all(c in DIGITS for c in digits)
+    if i < n and (text[i] in "jJ" or (text[i] == "L" and integer)):
         i += 1
+    elif i < n and text[i] == "L":
+        raise ExpressionSyntaxError("L follows an integer only (1L, an R integer)", text, i)
+    elif integer and digits.startswith("0") and digits.strip("0"):  # Python reads 007j, R 007L, but no 007
+        raise ExpressionSyntaxError("leading zeros are not allowed in an integer (as in Python)", text, start, i)
     if i < n and (text[i] in NAME_CHARS or text[i] == "."):
         raise ExpressionSyntaxError(f"malformed number {text[start:i + 1]!r}", text, start, i + 1)
     return i

@@ -36,6 +36,7 @@ class Table:
     reason: str
     marker: str
     cells: dict[tuple[str, str], Operand | Refuse] = field(default_factory=dict)
+    reasons: dict[tuple[str, str], str] = field(default_factory=dict)  # a refused cell's own reason
 
 
 @dataclass
@@ -224,6 +225,7 @@ class Ruleset:
     type_set: frozenset = field(default_factory=frozenset)
     maps: dict[str, TypeMap] = field(default_factory=dict)
     expressions: ExpressionRules | None = None
+    claims: dict[str, bool] = field(default_factory=dict)  # `[claims]`: property -> what the file says of it
     state: dict = field(default_factory=dict)  # the engine's compiled environment and memo
 
     @property

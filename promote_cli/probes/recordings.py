@@ -128,7 +128,7 @@ def same_framework(recording: dict, framework: str, where: str) -> None:
     rs = registry.load(framework)
     recorded = recording["ruleset"].strip().partition("@")[0]
     if recorded != rs.name:
-        raise UsageError(f"{where} records {recording['ruleset']!r}, not {rs.name}: compare it with -f {recorded}")
+        raise UsageError(f"{where} records {recording['ruleset']!r}, not {rs.key}: compare it with -f {recorded}")
 
 
 def compare(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mismatch]]:
@@ -243,6 +243,7 @@ class Report:
     cases: int
     mismatches: list[Mismatch]
     checks: list[tuple[str, int, list[str]]]
+    ruleset: str = ""  # the ruleset compared, as NAME@VERSION
 
     @property
     def agrees(self) -> bool:
@@ -274,4 +275,5 @@ def run(framework: str, recording: str | None = None) -> Report:
     if "expressions" in data:  # a saved expression recording
         n, bad = compare_expressions(data, framework)
         checks.insert(0, ("whole expressions", n, bad))
-    return Report(framework, f"{data.get('package')} {data.get('version')}", data, total, mismatches, checks)
+    return Report(framework, f"{data.get('package')} {data.get('version')}", data, total, mismatches, checks,
+                  registry.load(framework).key)

@@ -37,5 +37,5 @@ def verify(framework, recording, save, fmt, max_lines):
             verdict = f"on {len(report.mismatches)} of {report.cases} cases{extra}"
         else:  # an expression recording: its checks are all there is
             verdict = "on " + ", ".join(f"{len(bad)} of {n} {label}" for label, n, bad in report.checks if bad)
-        click.echo(one_line(f"promote: {framework} disagrees with {report.source} {verdict}"), err=True)
+        click.echo(one_line(f"promote: {report.ruleset or framework} disagrees with {report.source} {verdict}"), err=True)
         sys.exit(EXIT_NO)
