@@ -348,3 +348,16 @@ def test_the_translator_knows_every_operator_of_the_syntax_and_no_other():
     assert set(expressions.SPELLINGS) == handled
     assert sorted(expressions.SPELLINGS.values()) == sorted(operators.BINARY + tuple(operators.UNARY.values()))
     assert expressions.CALLS is operators.CALLS
+
+
+def test_an_expression_the_rules_cannot_evaluate_agrees_with_nothing(tmp_path):
+    """A recorded error is matched by a refusal only: a usage error of `promote expr` (here a
+    malformed expression) is a disagreement, named as such."""
+    from promote_cli.probes.recordings import compare_expressions  # noqa: PLC0415
+
+    data = {"ruleset": "jax", "expressions": [["x:i8 +", {}, None, "SyntaxError: invalid syntax"],
+                                              ["x:i8 + 300", {}, "i8", None]]}
+    n, bad = compare_expressions(data)
+    assert n == 2 and len(bad) == 1
+    assert bad[0].startswith("x:i8 +: framework gives an error (SyntaxError: invalid syntax), "
+                             "promote expr cannot evaluate it (")
