@@ -250,12 +250,15 @@ class Paddle(Framework):
 
 class TensorFlow(Framework):
     """``dtype_conversion_mode`` (``off``: plain TensorFlow; otherwise NumPy behaviour on,
-    ``tnp.experimental_enable_numpy_behavior(dtype_conversion_mode=MODE)``); the named
-    ops are ``tf.experimental.numpy``'s."""
+    ``tnp.experimental_enable_numpy_behavior(prefer_float32=..., dtype_conversion_mode=MODE)``),
+    each with ``prefer_float32`` false, and the two modes that make WeakTensors (``safe``,
+    ``all``) with it true too (how a Python float is read); the named ops are
+    ``tf.experimental.numpy``'s."""
 
     name, package, probe = "tensorflow", tensorflow_probe.PACKAGE, tensorflow_probe
     weak = True
-    option_sets = [{"dtype_conversion_mode": mode} for mode in tensorflow_probe.MODES]
+    option_sets = ([{"dtype_conversion_mode": mode, "prefer_float32": False} for mode in tensorflow_probe.MODES]
+                   + [{"dtype_conversion_mode": mode, "prefer_float32": True} for mode in ("safe", "all")])
 
     def types(self):
         return set(tensorflow_probe.TO_TF)
@@ -269,9 +272,9 @@ class TensorFlow(Framework):
         import tensorflow.experimental.numpy as tnp  # noqa: PLC0415
 
         tf.get_logger().setLevel("ERROR")
-        mode = options["dtype_conversion_mode"]
-        if mode != "off":
-            tnp.experimental_enable_numpy_behavior(dtype_conversion_mode=mode)
+        mode, prefer = options["dtype_conversion_mode"], options["prefer_float32"]
+        if mode != "off" or prefer:
+            tnp.experimental_enable_numpy_behavior(prefer_float32=prefer, dtype_conversion_mode=mode)
 
     def value(self, operand):
         import tensorflow as tf  # noqa: PLC0415
