@@ -361,3 +361,10 @@ def test_an_expression_the_rules_cannot_evaluate_agrees_with_nothing(tmp_path):
     assert n == 2 and len(bad) == 1
     assert bad[0].startswith("x:i8 +: framework gives an error (SyntaxError: invalid syntax), "
                              "promote expr cannot evaluate it (")
+
+
+def test_live_verify_asks_expressions_only_of_frameworks_the_expression_probe_evaluates(monkeypatch):
+    from promote_cli.probes import recordings  # noqa: PLC0415
+
+    monkeypatch.setattr(expressions, "record", lambda name: pytest.fail(f"asked {name}"))
+    assert recordings._live_expressions("openvino") is None and recordings._live_expressions("tosa") is None
