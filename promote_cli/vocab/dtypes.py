@@ -16,10 +16,10 @@ nothing heavy.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from promote_cli.errors import UsageError
+from promote_cli.records import Record
 
 KINDS = ("bool", "signed", "unsigned", "float", "complex")
 #: how a float format encodes infinities and NaN (see dtypes.toml)
@@ -29,8 +29,7 @@ SPECIALS = ("ieee", "fn", "fnuz", "e8m0", "none")
 DATA = Path(os.environ.get("PROMOTE_DTYPES_FILE") or Path(__file__).with_name("dtypes.toml"))
 
 
-@dataclass(frozen=True)
-class DType:
+class DType(Record, frozen=True):
     """One element type.
 
     `bits` is the width of one value (bool counts 8, as every framework stores it).
