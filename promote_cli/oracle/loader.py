@@ -7,7 +7,6 @@ The schema is documented in docs/rules.md.
 
 from __future__ import annotations
 
-import ast
 import os
 import stat
 import string
@@ -15,7 +14,8 @@ import sys
 from pathlib import Path
 
 from promote_cli.errors import RuleFileError, UsageError
-from promote_cli.oracle.expr import REFERENCE_FUNCTIONS, Expr, ExprError, Let, compile_expr, define_lets
+from promote_cli.oracle import exprcache
+from promote_cli.oracle.checked import Expr, ExprError, from_source
 from promote_cli.oracle.model import (
     REFUSE,
     Clause,
@@ -205,8 +205,25 @@ def merge(base: dict, override: dict) -> dict:
     return merged
 
 
-def build(raw: dict, path: str) -> Ruleset:
-    """Validate and compile a (merged) rule-file dict."""
+def build(raw: dict, path: str, cache: bool = False) -> Ruleset:
+    """Validate and compile a (merged) rule-file dict. With `cache`, its compiled expressions come from (and
+    go to) the per-user cache (`exprcache.py`); every other part of the file is checked either way."""
+    name = exprcache.key(raw, dtypes.DTYPES) if cache else None
+    sites = exprcache.read(name) if name is not None else None
+    if sites is not None:
+        try:
+            return _build(raw, path, sites)[0]
+        except exprcache.Stale:
+            pass
+    rs, compiled = _build(raw, path, None)
+    if name is not None:
+        exprcache.write(name, compiled)
+    return rs
+
+
+def _build(raw: dict, path: str, sites: dict | None) -> tuple[Ruleset, dict]:
+    """The ruleset, and what its expressions compiled to (site -> [text, source, names]); the expressions
+    come from `sites` (a cache entry) when given."""
     check = _Checker(path)
     check.unknown_keys(raw, TOP_KEYS, "")
     schema = raw.get("schema", 1)
@@ -259,8 +276,9 @@ def build(raw: dict, path: str) -> Ruleset:
         schema=schema, sets=sets.done, op_lists=op_lists, type_set=frozenset(types), maps=maps,
     )
     _check_types(check, rs)
-    scope = _Scope(check, rs)
-    scope.lets = _lets(check, raw.get("let", {}), scope)
+    scope = _Scope(check, rs, sites)
+    if sites is None:  # lets matter only to compiling; a cache entry holds expressions with them inlined
+        scope.lets = _lets(check, raw.get("let", {}), scope)
     for phase in ("rules", "after"):
         clauses = check.list_of(raw.get(phase, []), phase)
         seen = set()
@@ -271,7 +289,7 @@ def build(raw: dict, path: str) -> Ruleset:
             seen.add(clause.name)
             getattr(rs, phase).append(clause)
     rs.nary = _nary(check, raw.get("nary"), rs, scope)
-    return rs
+    return rs, scope.compiled
 
 
 def type_set(raw: dict, name: str, path: str) -> tuple[DType, ...]:
@@ -702,8 +720,10 @@ def _check_types(check: _Checker, rs: Ruleset):
 class _Scope:
     """The names rule expressions may use, and how table/lattice references are checked and compiled."""
 
-    def __init__(self, check: _Checker, rs: Ruleset):
+    def __init__(self, check: _Checker, rs: Ruleset, sites: dict | None = None):
         self.rs = rs
+        self.sites = sites  # compiled expressions from the cache, by site
+        self.compiled: dict[str, list] = {}  # what each expression compiled to, for the cache
         owners: dict[str, str] = {}
         for section, names in (("options", rs.options), ("sets", rs.sets), ("op_lists", rs.op_lists)):
             for name in names:
@@ -714,9 +734,13 @@ class _Scope:
                 owners[name] = section
         self.names = frozenset(RESERVED - {"result"} | set(dtypes.DTYPES) | set(owners))
         self.names_with_result = self.names | {"result"}
-        self.lets: dict[str, Let] = {}
+        self.lets: dict = {}
 
-    def check_call(self, text: str, node: ast.Call):
+    def check_call(self, text: str, node):
+        import ast
+
+        from promote_cli.oracle.expr import REFERENCE_FUNCTIONS
+
         what = REFERENCE_FUNCTIONS.get(node.func.id)
         if what is None:
             return
@@ -725,9 +749,13 @@ class _Scope:
         if not isinstance(first, ast.Constant) or first.value not in where:
             raise ExprError(f"{text!r} names no {what} of this file ({', '.join(where) or 'none defined'})")
 
-    def rewrite_call(self, node: ast.Call) -> ast.expr:
+    def rewrite_call(self, node):
         """`join('CHOICE', ...)` -> `join(_pick('CHOICE', OPTION), ...)`: the option's value picks the
         lattice (or the map, for `mapped`)."""
+        import ast
+
+        from promote_cli.oracle.expr import REFERENCE_FUNCTIONS
+
         what = REFERENCE_FUNCTIONS.get(node.func.id)
         if what in ("lattice", "map"):
             chosen = (self.rs.lattices if what == "lattice" else self.rs.maps)[node.args[0].value]
@@ -739,12 +767,26 @@ class _Scope:
                 node.args[0] = pick
         return node
 
-    def compile(self, text, with_result: bool) -> Expr:
-        names = self.names_with_result if with_result else self.names
-        return compile_expr(text, names, FUNCTIONS, self.lets, self.check_call, self.rewrite_call)
+    def compile(self, site: str, text, names: frozenset[str], functions: frozenset[str] = FUNCTIONS) -> Expr:
+        """The expression `text` at `site` (`rules[2] (name).if`), reading `names` and calling `functions`:
+        from the cache entry when there is one (exprcache.Stale when it does not fit), else checked and
+        compiled (ExprError when it strays)."""
+        if self.sites is not None:
+            source, used = exprcache.cached(self.sites, site, text)
+            found = from_source(text, source, used, names | functions)
+            if found is None:
+                raise exprcache.Stale(site)
+            return found
+        from promote_cli.oracle.expr import compile_checked
+
+        found, source = compile_checked(text, names, functions, self.lets, self.check_call, self.rewrite_call)
+        self.compiled[site] = [text, source, sorted(found.names)]
+        return found
 
 
-def _lets(check: _Checker, raw, scope: _Scope) -> dict[str, Let]:
+def _lets(check: _Checker, raw, scope: _Scope) -> dict:
+    from promote_cli.oracle.expr import define_lets
+
     raw = check.table_of(raw, "let")
     for key, text in raw.items():
         check.str_of(text, f"let.{key}")
@@ -788,7 +830,8 @@ def _clause(check: _Checker, rs: Ruleset, scope: _Scope, phase: str, index: int,
         if field_name not in raw:
             return None
         try:
-            return scope.compile(raw[field_name], phase == "after" or field_name == "weak")
+            names = scope.names_with_result if phase == "after" or field_name == "weak" else scope.names
+            return scope.compile(f"{key}.{field_name}", raw[field_name], names)
         except ExprError as exc:
             check.fail(f"{key}.{field_name}", str(exc))
 
@@ -848,8 +891,7 @@ def _nary(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> NAry:
         if key in raw:
             text = check.str_of(raw[key], f"nary.{key}")
             try:
-                expressions[key] = compile_expr(text, scope.names | {"rank"}, FUNCTIONS | {"rank"}, scope.lets,
-                                                scope.check_call, scope.rewrite_call)
+                expressions[key] = scope.compile(f"nary.{key}", text, scope.names | {"rank"}, FUNCTIONS | {"rank"})
             except ExprError as exc:
                 check.fail(f"nary.{key}", str(exc))
     return NAry(method, None, None, strong_first, order, expressions["knows"], expressions.get("keeps"))

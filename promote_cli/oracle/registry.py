@@ -149,7 +149,7 @@ def load(spec: str) -> Ruleset:
     files = rule_files()
     path = _find(spec, files)
     raw = _raw(path, files)
-    rs = build(raw, str(path))
+    rs = build(raw, str(path), cache=True)
     stem_name, _, stem_version = path.stem.partition("@")
     if rs.name != stem_name:
         raise RuleFileError(f"{path}: name: {rs.name!r} does not match the file name {path.name!r}")
@@ -163,7 +163,7 @@ def load(spec: str) -> Ruleset:
 def load_path(path: str | Path) -> Ruleset:
     """Load one rule file by path (for checking a file before installing it)."""
     path = Path(path)
-    return build(_raw(path, rule_files()), str(path))
+    return build(_raw(path, rule_files()), str(path), cache=True)
 
 
 def all_rulesets(errors: list | None = None) -> list[Ruleset]:
