@@ -11,6 +11,8 @@
     validate(["my-rules.toml"])                           # every problem of rule files
     explain("openvino", "i8", "u8").refused_by           # which rule decided, what options would change
     expect("examples/ci.expect").mismatches               # a CI file of `FW A B [OP] -> RESULT` lines
+    lattice("jax").edges                                  # the Hasse diagram of a ruleset's order
+    render(table("openvino"), "svg")                      # a payload in an output format (svg, html, dot, ...)
     cast_array(x, "f16")                                  # TOSA CAST of a numpy array (numpy loaded on use)
     cast_file("w.npy", to="bf16")                         # the same on a .npy file, streamed
 
@@ -32,7 +34,8 @@ __all__ = ["query", "query_n", "batch", "BatchLine", "table", "diff", "parse_sid
            "framework_names", "shadowed", "is_default", "dtypes", "aliases", "spellings", "verify", "validate",
            "cast_pairs", "cast_array", "cast_file", "plan_cast", "run_cast", "defer_signals", "interrupted_by",
            "Answer", "DType", "DTYPES", "lookup", "Operand", "parse_operand", "PromoteError", "Refusal",
-           "RuleDefect", "RuleFileError", "UsageError", "rescale_array", "rescale_file", "rescale_table"]
+           "RuleDefect", "RuleFileError", "UsageError", "rescale_array", "rescale_file", "rescale_table",
+           "lattice", "render", "write_output", "write_outputs"]
 
 MAX_LINE_BYTES = 65536  # a batch line longer than this is an error line (a pair is a few dozen bytes)
 
@@ -280,6 +283,52 @@ def explain(framework: str, a, b, op: str = "add", options: dict | None = None):
     from promote_cli.oracle.explain import explain as _explain
 
     return _explain(load(framework), a, b, op, options)
+
+
+def lattice(framework: str, op: str = "add", options: dict | None = None, *, name: str | None = None,
+            answers: bool | None = None, types: list[str] | None = None):
+    """The order behind a ruleset (an `Order`: `.nodes`, `.edges` (lower, upper) of its Hasse diagram, `.weak`,
+    `.cells`, `.is_lattice`). A ruleset with lattices gives the lattice `name` (default: the first one no other
+    picks, chosen among by `options`); a table-shaped one, or `answers=True`, the smallest order consistent with
+    `op`'s answers (a <= b when a op b = b), with every cell that is not the least upper bound of its operands
+    there (none: the answers are a lattice's joins)."""
+    from promote_cli.oracle.order import order
+
+    return order(load(framework), op, options, lattice=name, answers=answers, types=types)
+
+
+def render(payload, fmt: str = "text", **settings) -> str:
+    """A payload (a `Matrix`, `Diff`, `Order`, `Answer`, ...) as the text of an output format of the command line:
+    text, json, csv, markdown, rich, svg, html, dot, mermaid. UsageError for a format without a form for it."""
+    from promote_cli.cli import formats
+
+    out = formats.get(fmt, **settings)
+    return formats.render(out, payload)
+
+
+def write_output(path, text: str, protect: tuple = ()) -> None:
+    """Write `text` (UTF-8) to `path` atomically: a new file, or the replacement of the regular file there (its
+    mode kept); a directory, FIFO, device, socket or dangling symbolic link is refused with a one-line UsageError,
+    as is one of the files `protect` names (the inputs), and a failed or interrupted write leaves nothing behind."""
+    write_outputs({path: text}, protect)
+
+
+def write_outputs(files: dict, protect: tuple = ()) -> None:
+    """`write_output` for several files: every path checked before the first is written."""
+    import os
+
+    from promote_cli.arrayio.atomic import atomic_output, check_output, same_file
+
+    targets = {}
+    for path in files:
+        target = check_output(path, force=True)
+        for other in protect:
+            if target.replaces is not None and same_file(path, other):
+                raise UsageError(f"{path}: refusing to overwrite an input ({os.fspath(other)})")
+        targets[path] = target
+    for path, text in files.items():
+        with atomic_output(path, force=True, target=targets[path]) as sink:
+            sink.write(text.encode("utf-8"))
 
 
 class Expectation(Record):

@@ -19,6 +19,7 @@ COMMANDS = {
     "table": ("promote_cli.cli.commands.table", "table", "The full promotion matrix, or the differences of two."),
     "explain": ("promote_cli.cli.commands.explain", "explain", "Which rule decides a pair, and what other options give."),
     "expect": ("promote_cli.cli.commands.explain", "expect", "Check a file of expected answers (for CI)."),
+    "lattice": ("promote_cli.cli.commands.lattice", "lattice", "The Hasse diagram of a ruleset's order (dot, mermaid)."),
     "cast": ("promote_cli.cli.commands.cast", "cast", "Convert .npy files with TOSA CAST semantics."),
     "rescale": ("promote_cli.cli.commands.rescale", "rescale", "Requantize a .npy file with TOSA RESCALE (multiply, add, shift)."),
     "verify": ("promote_cli.cli.commands.verify", "verify", "Re-check a ruleset against the installed framework."),

@@ -38,9 +38,15 @@ FORMATS = ["rich", "text", "json", "csv", "markdown"]
               help="Fit the matrix into N columns, in vertical slices that each repeat the row labels "
                    "(rich: default the terminal's width; text: default one grid).")
 @click.option("--exit-code", is_flag=True, help="With --diff: exit 1 when any difference exists.")
+@click.option("--svg", "svg_file", metavar="FILE", help="Also draw the matrix or diff as an SVG picture in FILE "
+              "(replaced atomically if it is a regular file; - for stdout); nothing else is printed.")
+@click.option("--html", "html_file", metavar="FILE", help="The same as a standalone HTML page.")
 @color_option
-def table(framework, diff_pair, cast_pairs, op, options, types, fmt, width, exit_code, color):
+def table(framework, diff_pair, cast_pairs, op, options, types, fmt, width, exit_code, color, svg_file, html_file):
     """The promotion matrix of a framework (rows: left operand, columns: right operand)."""
+    pictures = {k: v for k, v in (("svg", svg_file), ("html", html_file)) if v is not None}
+    if pictures:
+        return _pictures(pictures, framework, diff_pair, cast_pairs, op, options, types, fmt, exit_code)
     colored = color_wanted(color)
     fmt = fmt or ("rich" if colored else "text")
     if width is None and fmt == "rich":
@@ -61,6 +67,33 @@ def table(framework, diff_pair, cast_pairs, op, options, types, fmt, width, exit
     if not framework:
         raise UsageError("which framework? give -f NAME, or --diff FW1 FW2 (see `promote frameworks`)")
     formats.emit(out.matrix(promote_cli.table(framework, type_list, op, opts)))
+
+
+def _pictures(pictures, framework, diff_pair, cast_pairs, op, options, types, fmt, exit_code):
+    """`--svg FILE` / `--html FILE`: every picture made, then each written whole (or to stdout for -)."""
+    if cast_pairs or fmt:
+        raise UsageError("--svg and --html draw a matrix or a diff; they go without --cast and --format")
+    if len(set(pictures.values()) - {"-"}) < len([v for v in pictures.values() if v != "-"]) or \
+            list(pictures.values()).count("-") > 1:
+        raise UsageError("--svg and --html need two different files")
+    if diff_pair:
+        payload = promote_cli.diff(*diff_pair, types=parse_types(types), op=op, options=parse_options(options))
+        read = [promote_cli.load(promote_cli.parse_side(side)[1]).path for side in diff_pair]
+    elif exit_code:
+        raise UsageError("--exit-code goes with --diff")
+    elif not framework:
+        raise UsageError("which framework? give -f NAME, or --diff FW1 FW2 (see `promote frameworks`)")
+    else:
+        payload = promote_cli.table(framework, parse_types(types), op, parse_options(options))
+        read = [promote_cli.load(framework).path]
+    rendered = {kind: promote_cli.render(payload, kind) for kind in pictures}
+    promote_cli.write_outputs({path: rendered[kind] for kind, path in pictures.items() if path != "-"},
+                              protect=tuple(read))
+    for kind, path in pictures.items():
+        if path == "-":
+            formats.emit(rendered[kind])
+    if exit_code and payload.differences:
+        sys.exit(EXIT_NO)
 
 
 def _cast_table(out):

@@ -22,6 +22,10 @@ keeps the base method, which raises `UsageError`. The payloads:
     rescale_report(report)      one file of `promote rescale`
     explanation(Explanation)    `promote explain`: the rule that decided, what it consulted, other options
     expectations(ExpectReport)  `promote expect`: the expectations that do not hold, and a count
+    order(Order)                `promote lattice`: a Hasse diagram, and the cells that are not its joins
+
+`svg` and `html` draw matrices and diffs as pictures (`table --svg/--html`), `dot` and `mermaid`
+draw orders as graphs; `render(format, payload)` picks the method for a payload.
 
 A new payload (a cast report, say) is one more method here, raising by default, and an
 implementation in each format module that has a shape for it; its command offers exactly
@@ -38,7 +42,7 @@ import importlib
 from promote_cli.errors import UsageError, one_line  # noqa: F401  (re-exported: formats and commands use it)
 from promote_cli.records import Record, factory
 
-NAMES = ("text", "json", "csv", "markdown", "rich")
+NAMES = ("text", "json", "csv", "markdown", "rich", "svg", "html", "dot", "mermaid")
 REFUSED_TEXT = "-"
 REFUSED_MARKDOWN = "×"
 
@@ -99,6 +103,22 @@ class Format:
     def expectations(self, report) -> str:
         self._none("expectations")
 
+    def order(self, o) -> str:
+        self._none("an order")
+
+
+#: the method of `Format` that renders a payload, by the payload's class name
+METHODS = {"Answer": "answer", "Matrix": "matrix", "Diff": "diff", "Records": "records", "Explanation": "explanation",
+           "ExpectReport": "expectations", "Order": "order"}
+
+
+def render(out: Format, payload) -> str:
+    """`payload` rendered by the method of `out` for its kind (UsageError for a payload no format has)."""
+    method = METHODS.get(type(payload).__name__)
+    if method is None:
+        raise UsageError(f"nothing renders a {type(payload).__name__}")
+    return getattr(out, method)(payload)
+
 
 def get(name: str, color: bool = False, width: int | None = None) -> Format:
     """The format called `name` (UsageError for an unknown one); `width` is the line length matrices must fit
@@ -152,6 +172,11 @@ def side_heads(d) -> list[str]:
         spec, sep, opts = label.partition(":")
         heads.append(label if "@" in spec else f"{key}{sep}{opts}")
     return heads
+
+
+def cell_lines(o) -> list[str]:
+    """An order's cells that are not joins, one a line: `i8 u8: gives f16, but ...` (`promote lattice`)."""
+    return [f"{c.a} {c.b}: {c.why}" for c in o.cells]
 
 
 def shown(result: str | None, refused: str) -> str:

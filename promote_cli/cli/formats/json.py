@@ -65,5 +65,8 @@ class Json(Format):
                       "mismatches": [{"line": e.line, "text": e.text, "expected": e.expected, "got": e.got,
                                       "reason": e.reason} for e in report.mismatches]}) + "\n"
 
+    def order(self, o) -> str:
+        return dumps(o.to_dict()) + "\n"
+
 
 FORMAT = Json

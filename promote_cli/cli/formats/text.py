@@ -6,6 +6,7 @@ from promote_cli.cli.formats import (
     REFUSED_TEXT,
     Format,
     Records,
+    cell_lines,
     corner,
     grid,
     one_line,
@@ -102,6 +103,15 @@ class Text(Format):
         bad, n = len(report.mismatches), len(report.checked)
         out.append(f"{report.source}: {n - bad} of {n} expectations hold")
         return "".join(f"{one_line(line)}\n" for line in out)
+
+    def order(self, o) -> str:
+        """Each node and the nodes that cover it (`u8 -> i16, u16`), or the cells that are not joins."""
+        if not o.is_lattice:
+            return "".join(f"{one_line(line)}\n" for line in cell_lines(o))
+        above: dict = {n: [] for n in o.nodes}
+        for lower, upper in o.edges:
+            above[lower].append(upper)
+        return "".join(f"{n} -> {', '.join(above[n])}\n" if above[n] else f"{n}\n" for n in o.nodes)
 
 
 def _outcome(result: str | None) -> str:
