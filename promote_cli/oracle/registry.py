@@ -8,7 +8,6 @@ the package. A bare NAME means the file of that name marked `default = true`, el
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from pathlib import Path
@@ -117,6 +116,8 @@ def _find(spec: str, files: dict[str, Path]) -> Path:
         name = next(iter(group)).split("@", 1)[0]
         spec = f"{name}@{version}" if version else name
     else:
+        import difflib  # only for a name that is not known
+
         close = difflib.get_close_matches(name.lower(), names(), n=3)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise UsageError(f"unknown framework {name!r}{hint}; known: {', '.join(names())}")
