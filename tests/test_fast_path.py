@@ -235,3 +235,20 @@ def test_a_query_click_answers_imports_neither_numpy_nor_rich():
 def test_the_module_check_sees_an_import():
     """The check above is not vacuous: a query that loads Click is seen to."""
     assert "click" in _modules_of_a_query(["query", "--help"])
+
+
+def _to_a_closed_pipe(argv: list[str]) -> tuple[int, str]:
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run([sys.executable, "-m", "promote_cli", *argv], stdout=write, stderr=subprocess.PIPE,
+                              text=True, timeout=60)
+    finally:
+        os.close(write)
+    return done.returncode, done.stderr
+
+
+def test_a_reader_that_went_away_ends_both_paths_alike():
+    fast = _to_a_closed_pipe(["query", "i8", "u8", "-f", "cann"])
+    click = _to_a_closed_pipe(["query", "i8", "u8", "-fcann"])  # an attached value: the Click path
+    assert fast == click == (141, "")

@@ -64,3 +64,14 @@ def test_a_field_without_a_default_after_one_with_is_refused():
         class Bad(Record):
             a: int = 0
             b: int
+
+
+def test_a_method_the_class_writes_is_kept():
+    class Named(Record):
+        name: str
+        note: str = ""
+
+        def __eq__(self, other):
+            return isinstance(other, Named) and self.name == other.name
+
+    assert Named("a", "x") == Named("a", "y") and Named("a") != Named("b")
