@@ -10,6 +10,7 @@
     for line in batch("cann", sys.stdin.buffer): ...      # `promote query --batch`, line by line
     validate(["my-rules.toml"])                           # every problem of rule files
     explain("openvino", "i8", "u8").refused_by           # which rule decided, what options would change
+    check("cann@opbase").findings                         # commutativity, associativity, ... with counterexamples
     expect("examples/ci.expect").mismatches               # a CI file of `FW A B [OP] -> RESULT` lines
     lattice("jax").edges                                  # the Hasse diagram of a ruleset's order
     render(table("openvino"), "svg")                      # a payload in an output format (svg, html, dot, ...)
@@ -30,7 +31,7 @@ from promote_cli.vocab.dtypes import DTYPES, DType, aliases, lookup
 from promote_cli.vocab.operands import Operand
 from promote_cli.vocab.operands import parse as parse_operand
 
-__all__ = ["query", "query_n", "batch", "BatchLine", "table", "diff", "parse_side", "load", "frameworks",
+__all__ = ["query", "query_n", "batch", "BatchLine", "table", "diff", "parse_side", "check", "load", "frameworks",
            "framework_names", "shadowed", "is_default", "dtypes", "aliases", "spellings", "verify", "validate",
            "cast_pairs", "cast_array", "cast_file", "plan_cast", "run_cast", "defer_signals", "interrupted_by",
            "Answer", "DType", "DTYPES", "lookup", "Operand", "parse_operand", "PromoteError", "Refusal",
@@ -75,8 +76,9 @@ class BatchLine(Record):
     operands: tuple[str, ...] | None  # None when the line could not be read (not UTF-8, too long)
     answer: Answer | None
     error: PromoteError | None
-    framework: str = ""  # the ruleset's name and the op asked, for renderings of a line that has no answer
-    op: str = ""
+    framework: str = ""  # the ruleset's name, the op asked and the ruleset's version, for renderings of a line
+    op: str = ""         # that has no answer
+    version: str = ""
 
     @property
     def status(self) -> int:
@@ -134,7 +136,7 @@ def batch(framework: str, lines, op: str = "add", options: dict | None = None):
         if hit is None:
             if line is None:
                 yield BatchLine(number, None, None, UsageError(f"line {number}: longer than {MAX_LINE_BYTES} bytes"),
-                                name, op)
+                                name, op, rs.version)
                 continue
             if line in by_line:  # a blank or comment line seen before
                 continue
@@ -144,7 +146,8 @@ def batch(framework: str, lines, op: str = "add", options: dict | None = None):
                     line = line.decode("utf-8")
                 except UnicodeDecodeError as exc:
                     yield BatchLine(number, None, None, UsageError(
-                        f"line {number}: not UTF-8 (byte 0x{line[exc.start]:02x} at offset {exc.start})"), name, op)
+                        f"line {number}: not UTF-8 (byte 0x{line[exc.start]:02x} at offset {exc.start})"), name, op,
+                        rs.version)
                     continue
             hit = _batch_line(rs, line, op, options, by_token, by_pair, answer)
             if isinstance(raw, bytearray):
@@ -152,7 +155,7 @@ def batch(framework: str, lines, op: str = "add", options: dict | None = None):
             _remember(by_line, raw, hit)
             if hit is None:
                 continue
-        yield BatchLine(number, hit[0], hit[1], hit[2], name, op)
+        yield BatchLine(number, hit[0], hit[1], hit[2], name, op, rs.version)
 
 
 def _batch_line(rs, line: str, op, options, by_token, by_pair, answer):
@@ -274,6 +277,17 @@ def diff(*sides, types: list[str] | None = None, op: str = "add", options: dict 
 
 def _is_pair(value) -> bool:
     return isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], dict)
+
+
+def check(framework: str, op: str | None = None, options: dict | None = None, forms="tensor", limit: int = 5):
+    """Properties of a ruleset's rules (a `Check`: `.findings`, `.claims`, `.broken`): commutativity,
+    associativity, lossy promotions and consistency between ops, each with its counterexamples counted and
+    `limit` of each kind kept. `op` checks one op (None: every op group); `forms` adds operand forms to the
+    tensors (`"0d,py,weak"` or `"all"`: those the ruleset distinguishes). The rule file's `[claims]` are
+    judged by a whole check (every op, default options, tensors): `.broken` lists the ones that do not hold."""
+    from promote_cli.oracle.properties import check as _check
+
+    return _check(load(framework), op, options, forms, limit)
 
 
 def explain(framework: str, a, b, op: str = "add", options: dict | None = None):

@@ -16,9 +16,11 @@ from promote_cli.errors import EXIT_USAGE, PromoteError
 
 COMMANDS = {
     "query": ("promote_cli.cli.commands.query", "query", "The common dtype of two operands."),
-    "table": ("promote_cli.cli.commands.table", "table", "The full promotion matrix, or the differences of two."),
+    "table": ("promote_cli.cli.commands.table", "table", "The full promotion matrix, or the differences of two or more."),
     "explain": ("promote_cli.cli.commands.explain", "explain", "Which rule decides a pair, and what other options give."),
     "expect": ("promote_cli.cli.commands.explain", "expect", "Check a file of expected answers (for CI)."),
+    "check": ("promote_cli.cli.commands.check", "check",
+              "Properties of a ruleset (commutative, associative, lossless, consistent) and its claims."),
     "lattice": ("promote_cli.cli.commands.lattice", "lattice", "The Hasse diagram of a ruleset's order (dot, mermaid)."),
     "cast": ("promote_cli.cli.commands.cast", "cast", "Convert .npy files with TOSA CAST semantics."),
     "rescale": ("promote_cli.cli.commands.rescale", "rescale", "Requantize a .npy file with TOSA RESCALE (multiply, add, shift)."),

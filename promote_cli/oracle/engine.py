@@ -157,7 +157,7 @@ def _environment(rs: Ruleset) -> dict:
         signed_wanted = lo < 0
         fits = [d for d in ints if d.min <= lo and d.max >= hi]
         if not fits:
-            raise Refusal(f"no integer type of {rs.name} holds both {x} and {y}")
+            raise Refusal(f"no integer type of {rs.key} holds both {x} and {y}")
         width = fits[0].bits
         same = [d for d in fits if d.bits == width]
         return next((d for d in same if (d.kind == "signed") == signed_wanted), same[0])
@@ -168,7 +168,7 @@ def _environment(rs: Ruleset) -> dict:
         for d in floats:
             if d.exp_bits >= e and d.man_bits >= m:
                 return d
-        raise Refusal(f"no floating-point type of {rs.name} holds both {x} and {y}")
+        raise Refusal(f"no floating-point type of {rs.key} holds both {x} and {y}")
 
     def table(name: str, x, y):
         t = rs.tables[name]
@@ -179,7 +179,7 @@ def _environment(rs: Ruleset) -> dict:
         if trace is not None:  # `promote explain` is watching
             trace.append(("table", name, row, col, None if cell is REFUSE else cell))
         if cell is None or cell is REFUSE:
-            raise Refusal(t.reason.format(a=x, b=y, table=name))
+            raise Refusal(t.reasons.get((row, col), t.reason).format(a=x, b=y, table=name))
         return cell
 
     def join(name: str, x, y):
@@ -302,7 +302,7 @@ def resolve_op(rs: Ruleset, op: str) -> str:
 
         close = difflib.get_close_matches(op, list(rs.op_index), n=3)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        raise UsageError(f"{rs.name} has no op {op!r}{hint}; ops: {', '.join(rs.op_index)}")
+        raise UsageError(f"{rs.key} has no op {op!r}{hint}; ops: {', '.join(rs.op_index)}")
     return group
 
 
@@ -313,7 +313,7 @@ def parse_options(rs: Ruleset, given: dict | None) -> dict:
         opt = rs.options.get(name)
         if opt is None:
             valid = ", ".join(rs.options) or "none"
-            raise UsageError(f"{rs.name} has no option {name!r} (options: {valid})")
+            raise UsageError(f"{rs.key} has no option {name!r} (options: {valid})")
         values[name] = opt.parse(value)
     return values
 
@@ -327,17 +327,17 @@ def normalise(rs: Ruleset, x: Operand | str) -> Operand:
         x = x.with_form(TENSOR)
     elif x.form == WEAK:
         if policy.weak == "refuse":
-            raise UsageError(policy.refuse_message or f"{rs.name} has no rules for weak operands like {x}")
+            raise UsageError(policy.refuse_message or f"{rs.key} has no rules for weak operands like {x}")
         if policy.weak == "tensor":
             x = x.with_form(TENSOR)
     elif x.form == PYTHON:
         if isinstance(policy.python, dict):
             mapped = policy.python.get(x.pykind)
             if mapped is None:
-                raise UsageError(f"{rs.name} has no Python {x.pykind} scalars")
+                raise UsageError(f"{rs.key} has no Python {x.pykind} scalars")
             x = mapped
         elif policy.python == "refuse":
-            raise UsageError(policy.refuse_message or f"{rs.name} has no rules for Python scalars like {x}")
+            raise UsageError(policy.refuse_message or f"{rs.key} has no rules for Python scalars like {x}")
     if x.dtype is not None and x.dtype not in rs.types:
         raise Refusal(rs.unsupported_type.format(dtype=x.dtype))
     return x
@@ -392,7 +392,7 @@ def _decide(rs: Ruleset, group: str, op: str, a: Operand, b: Operand, values: di
                 rule = clause.name
                 break
         else:
-            raise _Decided(f"no rule of {rs.name} decides {a} {op} {b}", None)
+            raise _Decided(f"no rule of {rs.key} decides {a} {op} {b}", None)
         if after:
             result, rule, reason = _after(rs, env, local, a, b, result, rule, reason)
         return result, rule, reason, None
@@ -534,7 +534,7 @@ def _decide_n(rs: Ruleset, group: str, op: str, normal: list[Operand], values: d
         return _grouped(rs, group, op, normal, values)
     if len(normal) == 1:
         if normal[0].dtype is None:
-            raise UsageError(f"{normal[0]} alone has no dtype in {rs.name}")
+            raise UsageError(f"{normal[0]} alone has no dtype in {rs.key}")
         return normal[0], "one operand", "a single operand is its own result", None
     memo = rs.state.setdefault("memo", {})
     acc, rules, reasons = normal[0], [], []
@@ -631,7 +631,7 @@ def _grouped(rs: Ruleset, group: str, op: str, normal: list[Operand], values: di
     forms = rs.nary.groups
     stray = next((x for x in normal if x.form not in forms), None)
     if stray is not None:
-        raise UsageError(f"{rs.name} answers N operands by their form ({', '.join(forms)}), and {stray} has none of them")
+        raise UsageError(f"{rs.key} answers N operands by their form ({', '.join(forms)}), and {stray} has none of them")
 
     def pair(x: Operand, y: Operand):
         key = (op, str(x), str(y), tuple(values.items()))

@@ -35,7 +35,7 @@ SCHEMA = 2          # the newest schema this promote reads
 SCHEMAS = (1, 2)    # every schema it reads; a file without `schema` is schema 1
 TOP_KEYS = {"schema", "name", "version", "default", "description", "source", "follows", "extends", "types",
             "unsupported_type", "notes", "probe", "operands", "options", "ops", "tables", "lattices",
-            "rules", "after", "sets", "op_lists", "let", "nary", "maps"}
+            "rules", "after", "sets", "op_lists", "let", "nary", "maps", "claims"}
 SCHEMA2_KEYS = ("sets", "op_lists", "let", "nary", "maps")
 MERGED_KEYS = ("tables", "lattices", "options", "ops", "sets", "op_lists", "let", "maps")
 RESERVED = frozenset({"a", "b", "op", "result", "true", "false", "True", "False"})
@@ -47,6 +47,8 @@ GROUP_FORMS = ("tensor", "0d", "weak")
 FORM_POLICIES = {"rank0": ("distinct", "tensor"), "weak": ("distinct", "tensor", "refuse"),
                  "python": ("distinct", "refuse")}
 OPTION_TYPES = ("bool", "dtype", "choice", "int")
+#: the properties a file may claim in `[claims]`; `promote check` proves or refutes each (oracle/properties.py)
+CLAIMS = ("commutative", "associative", "lossless", "consistent")
 CLAUSE_KEYS = {"name", "ops", "if", "symmetric", "result", "refuse", "weak", "reason"}
 
 # Function names an expression may call; engine.py implements them.
@@ -289,7 +291,18 @@ def _build(raw: dict, path: str, sites: dict | None) -> tuple[Ruleset, dict]:
             seen.add(clause.name)
             getattr(rs, phase).append(clause)
     rs.nary = _nary(check, raw.get("nary"), rs, scope)
+    rs.claims = _claims(check, raw.get("claims", {}))
     return rs, scope.compiled
+
+
+def _claims(check: _Checker, raw) -> dict[str, bool]:
+    """`[claims]`: properties the file says its rules have (true) or lack (false), checked by `promote check`."""
+    raw = check.table_of(raw, "claims")
+    check.unknown_keys(raw, CLAIMS, "claims")
+    for key, value in raw.items():
+        if not isinstance(value, bool):
+            check.fail(f"claims.{key}", f"expected true or false, got {value!r}")
+    return {key: raw[key] for key in CLAIMS if key in raw}
 
 
 def type_set(raw: dict, name: str, path: str) -> tuple[DType, ...]:
@@ -492,7 +505,7 @@ def _ops(check: _Checker, raw):
 def _table(check: _Checker, name: str, raw, sets: _Sets) -> Table:
     key = f"tables.{name}"
     raw = check.table_of(raw, key)
-    check.unknown_keys(raw, {"columns", "rows", "commutative", "refusal", "reason"}, key)
+    check.unknown_keys(raw, {"columns", "rows", "commutative", "refusal", "reason", "reasons"}, key)
     marker = check.str_of(raw.get("refusal"), f"{key}.refusal", "x")
     raw_columns = raw.get("columns")
     if isinstance(raw_columns, str) and raw_columns in sets.raw:  # columns = "SET": the set's dtypes
@@ -537,7 +550,29 @@ def _table(check: _Checker, name: str, raw, sets: _Sets) -> Table:
                            f"column {col} says {_cell(cell, marker)} but row {col}, column {row} says "
                            f"{_cell(mirror, marker)} (the table is declared commutative)")
     check.template(table.reason, f"{key}.reason", {"a", "b", "table"})
+    _cell_reasons(check, key, raw.get("reasons"), table)
     return table
+
+
+def _cell_reasons(check: _Checker, key: str, raw, table: Table) -> None:
+    """`[tables.NAME.reasons]`: "ROW COLUMN" = the reason of that refused cell (and of its mirror in a
+    commutative table), instead of the table's `reason`."""
+    if raw is None:
+        return
+    for cell_key, text in check.table_of(raw, f"{key}.reasons").items():
+        where = f"{key}.reasons.{cell_key}"
+        names = str(cell_key).split()
+        if len(names) != 2:
+            check.fail(where, "a reason's key is 'ROW COLUMN', two operands")
+            continue
+        row, col = (str(check.operand(n, where)) for n in names)
+        if table.cells.get((row, col)) is not REFUSE:
+            check.fail(where, f"row {row}, column {col} is not a refused cell of the table")
+            continue
+        text = check.template(text, where, {"a", "b", "table"})
+        table.reasons[(row, col)] = text
+        if table.commutative:
+            table.reasons[(col, row)] = text
 
 
 def _cell(cell, marker: str) -> str:

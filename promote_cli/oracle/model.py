@@ -34,6 +34,7 @@ class Table(Record):
     reason: str
     marker: str
     cells: dict[tuple[str, str], Operand | Refuse] = factory(dict)
+    reasons: dict[tuple[str, str], str] = factory(dict)  # a refused cell's own reason
 
 
 class Lattice(Record):
@@ -176,6 +177,7 @@ class Ruleset(Record):
     nary: NAry = factory(NAry)
     type_set: frozenset = factory(frozenset)
     maps: dict[str, TypeMap] = factory(dict)
+    claims: dict[str, bool] = factory(dict)  # `[claims]`: property -> what the file says of it
     state: dict = factory(dict)  # the engine's compiled environment and memo
 
     @property

@@ -113,7 +113,7 @@ def same_framework(recording: dict, framework: str, where: str) -> None:
     rs = registry.load(framework)
     recorded = recording["ruleset"].strip().partition("@")[0]
     if recorded != rs.name:
-        raise UsageError(f"{where} records {recording['ruleset']!r}, not {rs.name}: compare it with -f {recorded}")
+        raise UsageError(f"{where} records {recording['ruleset']!r}, not {rs.key}: compare it with -f {recorded}")
 
 
 def compare(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mismatch]]:
@@ -186,6 +186,7 @@ class Report:
     cases: int
     mismatches: list[Mismatch]
     checks: list[tuple[str, int, list[str]]]
+    ruleset: str = ""  # the ruleset compared, as NAME@VERSION
 
     @property
     def agrees(self) -> bool:
@@ -211,4 +212,5 @@ def run(framework: str, recording: str | None = None) -> Report:
     if data.get("nary"):  # N-operand cases: a check of their own, beside the pairs
         n, bad = compare_nary(data, framework)
         checks.insert(0, ("N-operand cases", n, [m.line() for m in bad]))
-    return Report(framework, f"{data.get('package')} {data.get('version')}", data, total, mismatches, checks)
+    return Report(framework, f"{data.get('package')} {data.get('version')}", data, total, mismatches, checks,
+                  registry.load(framework).key)

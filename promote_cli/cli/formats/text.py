@@ -55,7 +55,7 @@ class Text(Format):
         out = lines[:limit]
         if len(lines) > limit:
             out.append(f"... and {len(lines) - limit} more")
-        out.append(f"{r.framework} vs {r.source}: {r.cases - len(r.mismatches)} of {r.cases} cases agree")
+        out.append(f"{r.ruleset or r.framework} vs {r.source}: {r.cases - len(r.mismatches)} of {r.cases} cases agree")
         for label, n, bad in r.checks:
             out += bad[:limit]
             if len(bad) > limit:
@@ -66,7 +66,8 @@ class Text(Format):
     def validation(self, checks) -> str:
         out = []
         for check in checks:
-            out += [p.line() for p in check.problems] if check.problems else [f"{check.file}: ok"]
+            named = f" ({check.name}@{check.version})" if check.name and check.version else ""
+            out += [p.line() for p in check.problems] if check.problems else [f"{check.file}: ok{named}"]
         return "".join(f"{one_line(line)}\n" for line in out)
 
     def cast_outcome(self, outcome, failed_on: list[str]) -> str:
@@ -96,6 +97,9 @@ class Text(Format):
 
     def explanation(self, x) -> str:
         return "".join(f"{one_line(line)}\n" for line in explanation_lines(x))
+
+    def check(self, x) -> str:
+        return "".join(f"{one_line(line)}\n" for line in check_lines(x))
 
     def expectations(self, report) -> str:
         out = [f"{report.source}:{e.line}: {e.text}: got {_outcome(e.got)}"
@@ -174,6 +178,61 @@ def explanation_lines(x) -> list[str]:
             same = " (as now)" if result == x.result else ""
             out.append(f"    {name}={'|'.join(values)} -> {_outcome(result)}{same}")
     return out
+
+
+#: what a counterexample of each property is, in a check's summary line
+_CASES = {"commutative": ("pairs", "depend on the operands' order", "in one order only"),
+          "associative": ("triples", "group differently: (a op b) op c is not a op (b op c)", "in one grouping only"),
+          "lossless": ("results", "cannot hold every value of both operands exactly", ""),
+          "consistent": ("pairs", "answer differently", "by one op only")}
+
+
+def check_lines(x) -> list[str]:
+    """`promote check` as lines: what was checked, each property's verdict with counterexamples, the claims."""
+    opts = ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in x.options.items()) or "none"
+    forms = "tensors" if x.forms == ["tensor"] else ", ".join(x.forms)
+    out = [f"{x.framework}@{x.version}: {len(x.operands)} operands ({forms}); ops {', '.join(x.ops)}; options {opts}"]
+    out += [f"  {form}: not checked: {why}" for form, why in x.skipped_forms.items()]
+    for f in x.findings:
+        head = f"{f.op} vs {f.other}" if f.other else f.op
+        unit, what, refused = _CASES[f.property]
+        if f.note:
+            out.append(f"{head}: {f.property}: not judged: {f.note}")
+            continue
+        if f.holds:
+            out.append(f"{head}: {f.property}: yes ({f.checked} {unit})")
+            continue
+        split = ""
+        if f.kinds:
+            split = (f" ({f.kinds.get('different_results', 0)} with different results, "
+                     f"{f.kinds.get('one_refused', 0)} refused {refused})")
+        out.append(f"{head}: {f.property}: no: {f.count} of {f.checked} {unit} {what}{split}")
+        out += [f"  {_example(f, e)}" for e in f.examples]
+        if f.examples and f.count > len(f.examples):
+            out.append(f"  ... and {f.count - len(f.examples)} more")
+    if not x.claims_checked:
+        out.append("claims: not judged (a rule file's claims are about every op, with the default options, "
+                   "on tensors)")
+    elif not x.claims:
+        out.append("claims: none")
+    for c in x.claims:
+        verdict = "holds" if c.holds else "does not hold"
+        n = c.counterexamples
+        out.append(f"claim {c.property} = {str(c.claimed).lower()}: {verdict} "
+                   f"({n} counterexample{'' if n == 1 else 's'})")
+    return out
+
+
+def _example(f, e: dict) -> str:
+    o = f.op
+    if f.property == "commutative":
+        return f"{e['a']} {o} {e['b']} -> {_outcome(e['ab'])}, {e['b']} {o} {e['a']} -> {_outcome(e['ba'])}"
+    if f.property == "associative":
+        return (f"({e['a']} {o} {e['b']} -> {_outcome(e['ab'])}) {o} {e['c']} -> {_outcome(e['left'])}, "
+                f"{e['a']} {o} ({e['b']} {o} {e['c']} -> {_outcome(e['bc'])}) -> {_outcome(e['right'])}")
+    if f.property == "lossless":
+        return f"{e['a']} {o} {e['b']} -> {e['result']}: {e['why']}"
+    return f"{e['a']}, {e['b']}: {o} -> {_outcome(e[o])}, {f.other} -> {_outcome(e[f.other])}"
 
 
 #: the counters a cast report's text line names, in its order
