@@ -10,6 +10,7 @@ from __future__ import annotations
 
 MAX_PRODUCT_BITS = 128    # `*` multiplies integers only, into at most this many bits
 MAX_LABEL = 200           # how much of an expression's text names its code object
+MAX_SOURCE = 200_000      # the longest checked source taken from the cache (lets inlined stay far below it)
 
 
 class ExprError(ValueError):
@@ -63,10 +64,12 @@ _CONSTANTS = (type(None), bool, int, float, str)
 
 
 def from_source(text: str, source: str, names, allowed: frozenset[str]) -> Expr | None:
-    """An expression compiled from checked source kept in the cache, or None when that source is not what
-    `expr.compile_checked` can produce for these names: it must compile as one expression that reads only
-    `allowed` names (and the compiler's own, `INTERNAL_NAMES`), holds only plain constants and defines
-    no function, so that even a tampered cache entry can reach nothing beyond the evaluation environment."""
+    """An expression compiled from checked source kept in the cache, or None when that source could not have
+    come from `expr.compile_checked` for these names: it must compile as one expression whose every name (and
+    attribute name) is in `allowed` or the compiler's own `INTERNAL_NAMES`, with plain constants only and no
+    function of its own. So even a tampered entry touches no dunder attribute and calls nothing but the
+    evaluation environment's functions (which has no builtins); what it computes with them is trusted as the
+    user's own cache is (see exprcache.py)."""
     if not (isinstance(text, str) and isinstance(source, str) and isinstance(names, list)
             and all(isinstance(n, str) for n in names) and len(source) <= MAX_SOURCE):
         return None
@@ -89,6 +92,3 @@ def _plain(value) -> bool:
         return True
     return type(value) in (tuple, frozenset) and all(_plain(v) for v in value)
 
-
-#: the longest checked source accepted from the cache (a rule expression's lets inlined stay far below it)
-MAX_SOURCE = 200_000

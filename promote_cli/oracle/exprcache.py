@@ -9,8 +9,10 @@ expressions (`expr.py`, `checked.py`, `loader.py`), so that a change to any of t
 It holds, for each expression of the file (`rules[2] (name).if`), its text, its checked source (lets
 inlined, products checked) and the names it reads. The loader still checks every other part of the file;
 each cached expression is compiled again and accepted only as `checked.from_source` allows. An entry that
-is not exactly what this code writes (truncated, edited, another format, another file's) is ignored: the
-file is compiled as without a cache and the entry written again.
+is not what this code writes (truncated, corrupted, another format, another file's, source reading names
+the rules may not) is ignored: the file is compiled as without a cache and the entry written again. Like the
+parsed-TOML entries, an entry is read only from a directory and a file of the user's own that no one else
+can write, so whoever could forge a well-formed one could already run code as that user.
 """
 
 from __future__ import annotations
