@@ -213,7 +213,7 @@ def _modules_of_a_query(argv: list[str], env: dict | None = None) -> set[str]:
 
 
 HEAVY = {"numpy", "rich", "ml_dtypes"}
-START_UP = {"click", "dataclasses", "inspect", "ast", "tomllib", "hashlib", "difflib", "promote_cli.oracle.expr"}
+START_UP = {"click", "dataclasses", "inspect", "ast", "tomllib", "hashlib", "difflib", "pathlib", "promote_cli.oracle.expr"}
 
 
 @pytest.mark.parametrize("argv", [["query", "i8", "u8", "-f", "openvino", "-O", "promote_unsafe=true"],

@@ -11,7 +11,6 @@ import os
 import stat
 import string
 import sys
-from pathlib import Path
 
 from promote_cli.errors import RuleFileError, UsageError
 from promote_cli.oracle import exprcache
@@ -130,7 +129,7 @@ class _Checker:
 MAX_RULE_FILE_BYTES = 8 << 20
 
 
-def read_toml(path: Path) -> dict:
+def read_toml(path) -> dict:
     """A rule file's TOML. Only a regular file of bounded size is read (a FIFO, a device or a link to
     one is refused without blocking); it must be UTF-8; every failure is one RuleFileError line."""
     try:
@@ -187,7 +186,8 @@ def _probe_exists(name: str) -> bool:
     if f"promote_cli.probes.{name}" in sys.modules:
         return True
     try:
-        return (Path(__file__).resolve().parent.parent / "probes" / f"{name}.py").is_file()
+        package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+        return os.path.isfile(os.path.join(package, "probes", f"{name}.py"))
     except OSError:  # a name too long for a file name
         return False
 
