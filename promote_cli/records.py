@@ -17,7 +17,7 @@ from __future__ import annotations
 _MISSING = object()
 
 
-class factory:  # noqa: N801 - reads like dataclasses.field(default_factory=...)
+class factory:  # lower case: it reads like dataclasses.field(default_factory=...)
     """A default made fresh for each instance: `rows: dict = factory(dict)`."""
 
     __slots__ = ("make",)
@@ -61,14 +61,14 @@ class Record:
     """The base; see the module docstring."""
 
     _fields: tuple[str, ...] = ()
-    _defaults: dict = {}
+    _defaults: dict | None = None
     _frozen = False
 
     def __init_subclass__(cls, frozen: bool = False, **kwargs):
         super().__init_subclass__(**kwargs)
         fields = list(cls._fields)
-        defaults = dict(cls._defaults)
-        for name in cls.__dict__.get("__annotations__", {}):
+        defaults = dict(cls._defaults or {})
+        for name in cls.__dict__.get("__annotations__", {}):  # noqa: RUF063 - inspect is what this avoids
             if name in fields:
                 continue
             fields.append(name)

@@ -27,4 +27,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'promote_cli.cli' has no attribute {name!r}")
 
 
-__all__ = ["main", "run", "EXIT_USAGE", "EXIT_BROKEN_PIPE"]
+__all__ = ["EXIT_BROKEN_PIPE", "EXIT_USAGE", "main", "run"]

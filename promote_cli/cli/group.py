@@ -11,7 +11,12 @@ import traceback
 import click
 
 from promote_cli.cli.formats import one_line
-from promote_cli.cli.streams import EXIT_BROKEN_PIPE, internal_error, reader_gone, tolerant
+from promote_cli.cli.streams import (
+    EXIT_BROKEN_PIPE,
+    internal_error,
+    reader_gone,
+    tolerant,
+)
 from promote_cli.errors import EXIT_USAGE, PromoteError
 
 COMMANDS = {
@@ -114,4 +119,4 @@ def main():
     """
 
 
-__all__ = ["main", "COMMANDS", "PromoteGroup", "EXIT_USAGE", "EXIT_BROKEN_PIPE"]
+__all__ = ["COMMANDS", "EXIT_BROKEN_PIPE", "EXIT_USAGE", "PromoteGroup", "main"]
