@@ -36,7 +36,7 @@ __all__ = ["query", "query_n", "batch", "BatchLine", "table", "diff", "parse_sid
            "cast_pairs", "cast_array", "cast_file", "plan_cast", "run_cast", "defer_signals", "interrupted_by",
            "Answer", "DType", "DTYPES", "lookup", "Operand", "parse_operand", "PromoteError", "Refusal",
            "RuleDefect", "RuleFileError", "UsageError", "rescale_array", "rescale_file", "rescale_table",
-           "lattice", "render", "write_output", "write_outputs"]
+           "lattice", "render", "write_output", "write_outputs", "expr"]
 
 MAX_LINE_BYTES = 65536  # a batch line longer than this is an error line (a pair is a few dozen bytes)
 
@@ -297,6 +297,19 @@ def explain(framework: str, a, b, op: str = "add", options: dict | None = None):
     from promote_cli.oracle.explain import explain as _explain
 
     return _explain(load(framework), a, b, op, options)
+
+
+def expr(text: str, framework: str, options: dict | None = None):
+    """The result of a whole expression in `framework` (an `ExprResult`): `x:i16 * (y:i8 + 1) / 2.0`.
+
+    `.result` is the final operand (`i16`, `weak:f32`, `0d:f32`, `py:float`), None when the framework
+    refuses a step (`.refusal` names the sub-expression and its columns); `.tree` holds every node's
+    `Step` (source span, operand, weak flag, deciding rule). A malformed expression raises
+    `ExpressionSyntaxError` (a UsageError with the position: `.context_lines()` draws the caret); an
+    operator or literal the framework's `[expressions]` rules lack is a UsageError too."""
+    from promote_cli.expressions.evaluate import evaluate
+
+    return evaluate(load(framework), text, options)
 
 
 def lattice(framework: str, op: str = "add", options: dict | None = None, *, name: str | None = None,

@@ -51,7 +51,18 @@ def _answers(spec: str) -> dict:
         if rs.options:
             hinted = {name: opt.hint[0] for name, opt in rs.options.items() if opt.hint}
             out[op, "hinted"] = promote_cli.table(spec, op=op, options=hinted).results()
+    if rs.expressions is not None:  # `promote expr`'s operators, from the [expressions] section
+        for text in EXPRESSIONS:
+            try:
+                got = promote_cli.expr(text, spec)
+                out[text] = (str(got.result), got.refusal)
+            except promote_cli.UsageError as exc:
+                out[text] = str(exc)
     return out
+
+
+EXPRESSIONS = [line for line in (Path(promote_cli.__file__).parent / "probes" / "expressions.txt").read_text(
+    encoding="utf-8").splitlines() if line.strip() and not line.startswith("#")]
 
 
 def test_every_ruleset_answers_the_same_without_and_with_a_warm_cache(cache, monkeypatch):

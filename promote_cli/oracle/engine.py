@@ -343,8 +343,10 @@ def normalise(rs: Ruleset, x: Operand | str) -> Operand:
     return x
 
 
-def answer(rs: Ruleset, a, b, op: str = "add", options: dict | None = None) -> Answer:
-    """The answer of ruleset `rs` for `a op b` with `options` (names -> values)."""
+def answer(rs: Ruleset, a, b, op: str = "add", options: dict | None = None,
+           skip_after: frozenset = frozenset()) -> Answer:
+    """The answer of ruleset `rs` for `a op b` with `options` (names -> values); `skip_after` names
+    `[[after]]` clauses left out (an expression's operator whose kernel is not the op's)."""
     group = resolve_op(rs, op)
     values = parse_options(rs, options)
     a_in = a if isinstance(a, Operand) else operands.parse(a)
@@ -356,13 +358,13 @@ def answer(rs: Ruleset, a, b, op: str = "add", options: dict | None = None) -> A
     except Refusal as exc:
         return Answer(**base, result=None, rule="types", reason=str(exc), refusal=str(exc))
     memo = rs.state.setdefault("memo", {})
-    key = (op, str(na), str(nb), tuple(values.items()))
+    key = (op, str(na), str(nb), tuple(values.items())) + ((skip_after,) if skip_after else ())
     hit = memo.get(key)
     if hit is None:
-        hit = memo[key] = _decide(rs, group, op, na, nb, values)
+        hit = memo[key] = _decide(rs, group, op, na, nb, values, skip_after=skip_after)
     result, rule, reason, refusal = hit
     hint = None
-    if result is None:
+    if result is None and not skip_after:
         hint = _hint(rs, group, op, na, nb, values)
     return Answer(**base, result=str(result) if result is not None else None, rule=rule, reason=reason,
                   refusal=refusal, hint=hint, result_operand=result)
@@ -376,7 +378,8 @@ def _env(rs: Ruleset) -> dict:
     return env
 
 
-def _decide(rs: Ruleset, group: str, op: str, a: Operand, b: Operand, values: dict, after: bool = True):
+def _decide(rs: Ruleset, group: str, op: str, a: Operand, b: Operand, values: dict, after: bool = True,
+            skip_after: frozenset = frozenset()):
     """(result, rule, reason, refusal) for normalised operands; messages see `{op}` as the user wrote it.
     `after=False`: the `[[rules]]` clause's result, without the `[[after]]` clauses."""
     env = _env(rs)
@@ -394,15 +397,18 @@ def _decide(rs: Ruleset, group: str, op: str, a: Operand, b: Operand, values: di
         else:
             raise _Decided(f"no rule of {rs.key} decides {a} {op} {b}", None)
         if after:
-            result, rule, reason = _after(rs, env, local, a, b, result, rule, reason)
+            result, rule, reason = _after(rs, env, local, a, b, result, rule, reason, skip_after)
         return result, rule, reason, None
     except _Decided as exc:
         return None, exc.rule, str(exc), str(exc)
 
 
-def _after(rs: Ruleset, env: dict, local: dict, a: Operand, b: Operand, result, rule, reason):
-    """Every matching `[[after]]` clause adjusts `result` (or raises _Decided)."""
+def _after(rs: Ruleset, env: dict, local: dict, a: Operand, b: Operand, result, rule, reason,
+           skip: frozenset = frozenset()):
+    """Every matching `[[after]]` clause (but those named in `skip`) adjusts `result` (or raises _Decided)."""
     for clause in rs.after:
+        if clause.name in skip:
+            continue
         outcome = _try(rs, clause, env, local, a, b, result)
         if outcome is not None:
             if rs.state.get("trace") is not None:
@@ -454,6 +460,22 @@ def _as_operand(value) -> Operand:
     if isinstance(value, Operand):
         return value.with_form(TENSOR) if value.form == RANK0 else value
     raise TypeError(f"a rule result must be a dtype or operand, got {value!r}")
+
+
+def formula(rs: Ruleset, expr, values: dict, where: str, **names):
+    """A compiled rule expression of `rs` evaluated with typed option `values` and `names` (a, b, result, ...).
+
+    A Refusal it raises passes through; any other failure is a RuleDefect naming the file and `where`."""
+    local = dict(values)
+    local.update(names)
+    local.setdefault("op", None)
+    try:
+        return expr.eval(_env(rs), local)
+    except PromoteError:
+        raise
+    except Exception as exc:
+        shown = ", ".join(f"{k}={v}" for k, v in names.items())
+        raise RuleDefect(f"{rs.path}: {where} fails on ({shown}): {exc}") from None
 
 
 def _hint(rs: Ruleset, group: str, op: str, a: Operand, b: Operand, values: dict) -> dict | None:

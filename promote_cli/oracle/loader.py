@@ -12,12 +12,14 @@ import stat
 import string
 import sys
 
-from promote_cli.errors import RuleFileError, UsageError
+from promote_cli.errors import RuleFileError, UsageError, one_line
 from promote_cli.oracle import exprcache
 from promote_cli.oracle.checked import Expr, ExprError, from_source
 from promote_cli.oracle.model import (
     REFUSE,
     Clause,
+    ExpressionRules,
+    ExprOperator,
     Lattice,
     NAry,
     OperandPolicy,
@@ -27,6 +29,7 @@ from promote_cli.oracle.model import (
     TypeMap,
 )
 from promote_cli.vocab import dtypes, operands
+from promote_cli.vocab import operators as operators_vocab
 from promote_cli.vocab.dtypes import DType
 from promote_cli.vocab.operands import PYTHON, WEAK, Operand
 
@@ -34,9 +37,9 @@ SCHEMA = 2          # the newest schema this promote reads
 SCHEMAS = (1, 2)    # every schema it reads; a file without `schema` is schema 1
 TOP_KEYS = {"schema", "name", "version", "default", "description", "source", "follows", "extends", "types",
             "unsupported_type", "notes", "probe", "operands", "options", "ops", "tables", "lattices",
-            "rules", "after", "sets", "op_lists", "let", "nary", "maps", "claims"}
-SCHEMA2_KEYS = ("sets", "op_lists", "let", "nary", "maps")
-MERGED_KEYS = ("tables", "lattices", "options", "ops", "sets", "op_lists", "let", "maps")
+            "rules", "after", "sets", "op_lists", "let", "nary", "maps", "claims", "expressions"}
+SCHEMA2_KEYS = ("sets", "op_lists", "let", "nary", "maps", "expressions")
+MERGED_KEYS = ("tables", "lattices", "options", "ops", "sets", "op_lists", "let", "maps", "expressions")
 RESERVED = frozenset({"a", "b", "op", "result", "true", "false", "True", "False"})
 #: `kind:WORD` in a set: the file's types of these vocabulary kinds.
 KIND_WORDS = {**{k: (k,) for k in dtypes.KINDS}, "int": ("signed", "unsigned")}
@@ -292,6 +295,8 @@ def _build(raw: dict, path: str, sites: dict | None) -> tuple[Ruleset, dict]:
             getattr(rs, phase).append(clause)
     rs.nary = _nary(check, raw.get("nary"), rs, scope)
     rs.claims = _claims(check, raw.get("claims", {}))
+    if "expressions" in raw:
+        rs.expressions = _expressions(check, raw["expressions"], rs, scope)
     return rs, scope.compiled
 
 
@@ -930,3 +935,86 @@ def _nary(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> NAry:
             except ExprError as exc:
                 check.fail(f"nary.{key}", str(exc))
     return NAry(method, None, None, strong_first, order, expressions["knows"], expressions.get("keeps"))
+
+
+EXPR_OPERATOR_KEYS = {"op", "promotion", "promotion_if", "both_python", "skip_after", "result", "refuse_if", "refuse", "literal_range", "condition",
+                      "condition_refuse", "doc"}
+#: names an operator's expressions see besides the rule names: a Python scalar's value (0 when unknown)
+EXPR_NAMES = frozenset({"a_value", "b_value"})
+
+
+def _expressions(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> ExpressionRules:
+    """`[expressions]`: how `promote expr` evaluates in this framework."""
+    raw = check.table_of(raw, "expressions")
+    check.unknown_keys(raw, {"literals", "operators", "literal_range_message", "unsigned_literals_wrap", "doc"},
+                       "expressions")
+    wrap = raw.get("unsigned_literals_wrap", False)
+    if not isinstance(wrap, bool):
+        check.fail("expressions.unsigned_literals_wrap", "expected true or false")
+    doc = check.str_of(raw.get("doc", ""), "expressions.doc")
+    literals = {}
+    lit_raw = check.table_of(raw.get("literals", {}), "expressions.literals")
+    check.unknown_keys(lit_raw, operators_vocab.LITERAL_KINDS, "expressions.literals")
+    for kind, spelling in lit_raw.items():
+        key = f"expressions.literals.{kind}"
+        operand = check.operand(spelling, key)
+        if operand.form == PYTHON and (kind == "long" or operand.pykind != kind):
+            check.fail(key, f"{kind} literals cannot be the Python scalar {operand}")
+        if operand.dtype is not None and operand.dtype not in rs.type_set:
+            check.fail(key, f"{operand.dtype} is not one of the file's types")
+        literals[kind] = operand
+    message = check.template(raw.get("literal_range_message", "Python integer {value} out of bounds for {dtype}"),
+                             "expressions.literal_range_message", {"value", "dtype"})
+    operators = {}
+    allowed = operators_vocab.OPERATOR_NAMES
+    fields = MESSAGE_FIELDS | set(rs.options) | set(rs.sets)
+    for name, spec in check.table_of(raw.get("operators", {}), "expressions.operators").items():
+        key = f"expressions.operators.{one_line(name)}"
+        if name not in allowed:
+            check.fail(key, f"unknown operator (operators: {', '.join(allowed)})")
+        spec = check.table_of(spec, key)
+        check.unknown_keys(spec, EXPR_OPERATOR_KEYS, key)
+        op = spec.get("op")
+        if op is None and name not in operators_vocab.UNARY.values():
+            check.fail(f"{key}.op", "a binary operator or a call names the ruleset op that promotes its operands")
+        if op is not None:
+            op = check.str_of(op, f"{key}.op")
+            if rs.ops is not None and op not in rs.op_index:
+                check.fail(f"{key}.op", f"{op!r} is not an op of this file (ops: {', '.join(map(repr, rs.op_index))})")
+
+        def expr(field_name: str, extra=frozenset()):
+            if field_name not in spec:
+                return None
+            text = check.str_of(spec[field_name], f"{key}.{field_name}")
+            try:
+                return scope.compile(f"{key}.{field_name}", text, scope.names_with_result | EXPR_NAMES | extra)
+            except ExprError as exc:
+                check.fail(f"{key}.{field_name}", str(exc))
+
+        refuse_if, refuse = expr("refuse_if"), spec.get("refuse")
+        if (refuse_if is None) != (refuse is None):
+            check.fail(key, "refuse_if and refuse go together")
+        if refuse is not None:
+            refuse = check.template(refuse, f"{key}.refuse", fields, rs.sets)
+        condition = expr("condition", frozenset({"cond"}))
+        condition_refuse = spec.get("condition_refuse")
+        if (condition is None) != (condition_refuse is None) or (condition is not None and name != "where"):
+            check.fail(key, "condition and condition_refuse go together, in where only")
+        if condition_refuse is not None:
+            condition_refuse = check.template(condition_refuse, f"{key}.condition_refuse", {"cond", "op"})
+        operators[name] = ExprOperator(name, op, expr("result"), refuse_if, refuse or "", expr("literal_range"),
+                                       condition, condition_refuse or "", check.str_of(spec.get("doc", ""), f"{key}.doc"),
+                                       expr("promotion"), expr("both_python"))
+        spec_op = operators[name]
+        spec_op.promotion_if = expr("promotion_if")
+        if spec_op.promotion_if is not None and spec_op.promotion is None:
+            check.fail(f"{key}.promotion_if", "promotion_if says when `promotion` applies: give promotion too")
+        skip = check.list_of(spec.get("skip_after", []), f"{key}.skip_after")
+        after_names = {clause.name for clause in rs.after}
+        for index, clause_name in enumerate(skip):
+            if clause_name not in after_names:
+                check.fail(f"{key}.skip_after[{index}]", f"{clause_name!r} names no [[after]] clause of this file")
+        spec_op.skip_after = frozenset(skip)
+        if operators[name].both_python is not None and name not in operators_vocab.CALLS:
+            check.fail(f"{key}.both_python", "only a call meets two Python scalars (an operator leaves them to Python)")
+    return ExpressionRules(literals, operators, message, doc, wrap)

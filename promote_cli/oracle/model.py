@@ -151,6 +151,42 @@ class OperandPolicy(Record):
     refuse_message: str = ""
 
 
+class ExprOperator(Record):
+    """How one operator or named op of `promote expr` evaluates (`[expressions.operators."+"]`).
+
+    `op` is the ruleset op whose pair answer promotes the operands (None for a unary operator:
+    the operand is its own promotion); `refuse_if`/`refuse` refuse a promoted pair; `result`
+    turns the promotion into the node's result (comparisons give bool, true division a float);
+    `literal_range`: the dtype a Python integer literal must fit (NEP 50: the promoted type);
+    `promotion`: an expression that promotes the pair instead of `op`'s answer;
+    `condition` (where): what the first argument must be.
+    """
+
+    name: str
+    op: str | None
+    result: Expr | None = None
+    refuse_if: Expr | None = None
+    refuse: str = ""
+    literal_range: Expr | None = None
+    condition: Expr | None = None
+    condition_refuse: str = ""
+    doc: str = ""
+    promotion: Expr | None = None
+    both_python: Expr | None = None
+    promotion_if: Expr | None = None          # promotion applies only where this holds (else `op`)
+    skip_after: frozenset = frozenset()       # `op`'s [[after]] clauses that are not this operator's
+
+
+class ExpressionRules(Record):
+    """A file's `[expressions]`: what its literals are and how each operator evaluates (docs/rules.md)."""
+
+    literals: dict[str, Operand]
+    operators: dict[str, ExprOperator]
+    literal_range_message: str = "Python integer {value} out of bounds for {dtype}"
+    doc: str = ""
+    unsigned_wrap: bool = False   # an unsigned type takes -max..max (c10::overflows), not 0..max
+
+
 class Ruleset(Record):
     name: str
     version: str
@@ -177,6 +213,7 @@ class Ruleset(Record):
     nary: NAry = factory(NAry)
     type_set: frozenset = factory(frozenset)
     maps: dict[str, TypeMap] = factory(dict)
+    expressions: ExpressionRules | None = None
     claims: dict[str, bool] = factory(dict)  # `[claims]`: property -> what the file says of it
     state: dict = factory(dict)  # the engine's compiled environment and memo
 

@@ -24,6 +24,7 @@ keeps the base method, which raises `UsageError`. The payloads:
     rescale_report(report)      one file of `promote rescale`
     explanation(Explanation)    `promote explain`: the rule that decided, what it consulted, other options
     expectations(ExpectReport)  `promote expect`: the expectations that do not hold, and a count
+    expression(ExprResult, explain)  `promote expr`: the result operand, or (explain) every node
     check(Check)                `promote check`: each property with its counterexamples, the claims judged
     order(Order)                `promote lattice`: a Hasse diagram, and the cells that are not its joins
 
@@ -107,6 +108,8 @@ class Format:
     def expectations(self, report) -> str:
         self._none("expectations")
 
+    def expression(self, result, explain: bool) -> str:
+        self._none("an expression's result")
     def check(self, x) -> str:
         self._none("a check of properties")
 

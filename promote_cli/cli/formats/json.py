@@ -59,6 +59,9 @@ class Json(Format):
     def rescale_report(self, report) -> str:
         return dumps(report.as_dict()) + "\n"
 
+    def expression(self, result, explain: bool) -> str:
+        return dumps(result.to_dict()) + "\n"
+
     def explanation(self, x) -> str:
         return dumps(x.to_dict()) + "\n"
 

@@ -55,12 +55,15 @@ class Text(Format):
         out = lines[:limit]
         if len(lines) > limit:
             out.append(f"... and {len(lines) - limit} more")
-        out.append(f"{r.ruleset or r.framework} vs {r.source}: {r.cases - len(r.mismatches)} of {r.cases} cases agree")
+        pairs = r.cases or not r.checks  # an expression recording holds checks only
+        if pairs:
+            out.append(f"{r.ruleset or r.framework} vs {r.source}: {r.cases - len(r.mismatches)} of {r.cases} cases agree")
         for label, n, bad in r.checks:
             out += bad[:limit]
             if len(bad) > limit:
                 out.append(f"... and {len(bad) - limit} more")
-            out.append(f"{label}: {n - len(bad)} of {n} cases agree")
+            head = label if pairs else f"{r.framework} vs {r.source}, {label}"
+            out.append(f"{head}: {n - len(bad)} of {n} cases agree")
         return "".join(f"{one_line(line)}\n" for line in out)
 
     def validation(self, checks) -> str:
@@ -98,6 +101,11 @@ class Text(Format):
     def explanation(self, x) -> str:
         return "".join(f"{one_line(line)}\n" for line in explanation_lines(x))
 
+    def expression(self, result, explain: bool) -> str:
+        if explain:
+            return "".join(f"{one_line(line)}\n" for line in expression_lines(result))
+        return f"{result.result}\n" if result.result is not None else ""
+
     def check(self, x) -> str:
         return "".join(f"{one_line(line)}\n" for line in check_lines(x))
 
@@ -116,6 +124,16 @@ class Text(Format):
         for lower, upper in o.edges:
             above[lower].append(upper)
         return "".join(f"{n} -> {', '.join(above[n])}\n" if above[n] else f"{n}\n" for n in o.nodes)
+
+
+def expression_lines(r) -> list[str]:
+    """`promote expr --explain`: the answer, then every node (operands before their operator) with its
+    result, a weak/ambiguous mark and the rule that decided."""
+    out = [f"{r.framework}@{r.version}: {r.expression} -> {_outcome(r.result)}"]
+    rows = [[step.source, step.operand or ("refused" if step.error else "-"), "weak" if step.weak else "",
+             step.rule + (f": {step.error}" if step.error else "")] for step in r.steps()]
+    out += ["  " + line for line in grid(["node", "result", "weak", "decided by"], rows).splitlines()]
+    return out
 
 
 def _outcome(result: str | None) -> str:
