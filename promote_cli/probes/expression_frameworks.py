@@ -21,7 +21,6 @@ from promote_cli.probes import torch as torch_probe
 from promote_cli.probes.dtype_names import canonical, first_line, np_dtype
 from promote_cli.vocab.operands import PYTHON, RANK0, WEAK, Operand
 
-
 #: the values of a variable's elements (a rank >= 1 tensor, weakly typed ones too), of a rank-0
 #: variable, and of a bool one: small and positive, so that no outcome depends on them (no
 #: division by zero).
@@ -66,7 +65,7 @@ class Framework:
     package = ""
     probe = None
     weak = False                      # can a variable be weakly typed (``w:weak:f32``)?
-    option_sets: list = [{}]
+    option_sets: tuple = ({},)
 
     def types(self) -> set:
         """The canonical dtype names the framework has."""
@@ -134,7 +133,7 @@ class JAX(Framework):
 
     name, package, probe = "jax", jax_probe.PACKAGE, jax_probe
     weak = True
-    option_sets = [{"x64": x64, "numpy_dtype_promotion": mode} for x64 in (False, True) for mode in jax_probe.MODES]
+    option_sets = tuple({"x64": x64, "numpy_dtype_promotion": mode} for x64 in (False, True) for mode in jax_probe.MODES)
 
     def types(self):
         return set(jax_probe.TYPES)
@@ -257,8 +256,8 @@ class TensorFlow(Framework):
 
     name, package, probe = "tensorflow", tensorflow_probe.PACKAGE, tensorflow_probe
     weak = True
-    option_sets = ([{"dtype_conversion_mode": mode, "prefer_float32": False} for mode in tensorflow_probe.MODES]
-                   + [{"dtype_conversion_mode": mode, "prefer_float32": True} for mode in ("safe", "all")])
+    option_sets = (*({"dtype_conversion_mode": mode, "prefer_float32": False} for mode in tensorflow_probe.MODES),
+                   *({"dtype_conversion_mode": mode, "prefer_float32": True} for mode in ("safe", "all")))
 
     def types(self):
         return set(tensorflow_probe.TO_TF)
