@@ -9,8 +9,10 @@ import sys
 import traceback
 
 import click
+from click.shell_completion import add_completion_class
 
 from promote_cli.cli.formats import one_line
+from promote_cli.cli.options import BashComplete
 from promote_cli.cli.streams import (
     EXIT_BROKEN_PIPE,
     internal_error,
@@ -35,6 +37,9 @@ COMMANDS = {
     "frameworks": ("promote_cli.cli.commands.info", "frameworks", "The frameworks and rulesets this installation knows."),
     "dtypes": ("promote_cli.cli.commands.info", "dtypes", "The dtype vocabulary and every accepted alias."),
 }
+
+
+add_completion_class(BashComplete)  # bash's words split at `:` and `=` completed whole
 
 
 class PromoteGroup(click.Group):
