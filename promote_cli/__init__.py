@@ -371,6 +371,7 @@ class Expectation(Record):
     expected: str | None  # canonical result operand; None: the pair is expected to be refused
     got: str | None = None
     reason: str = ""
+    ruleset: str = ""  # the ruleset that answered, as NAME@VERSION
 
     @property
     def holds(self) -> bool:
@@ -429,7 +430,7 @@ def expect(path_or_lines, source: str | None = None) -> ExpectReport:
             ans = query(e.framework, e.a, e.b, e.op, e.options)
         except UsageError as exc:
             raise UsageError(f"{source}:{number}: {exc}") from None
-        e.got, e.reason = ans.result, ans.refusal or ans.reason
+        e.got, e.reason, e.ruleset = ans.result, ans.refusal or ans.reason, f"{ans.framework}@{ans.version}"
         checked.append(e)
     return ExpectReport(source, checked)
 

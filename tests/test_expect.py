@@ -56,12 +56,15 @@ def test_mismatches_carry_their_line_numbers(tmp_path):
     code, out, _ = run_cli("expect", str(f))
     assert code == 1
     lines = out.splitlines()
-    assert lines[0] == f"{f}:4: cann i8 u8 -> i32: got i16"
-    assert lines[1].startswith(f"{f}:5: openvino i8 u8 -> i16: got refused (Unsigned integer input")
+    cann, openvino = (f"{rs.name}@{rs.version}" for rs in map(promote_cli.load, ("cann", "openvino")))
+    assert lines[0] == f"{f}:4: cann i8 u8 -> i32: got i16 from {cann}"
+    assert lines[1].startswith(f"{f}:5: openvino i8 u8 -> i16: got refused from {openvino} (Unsigned integer input")
     assert lines[2] == f"{f}: 3 of 5 expectations hold"
     code, out, _ = run_cli("expect", str(f), "--format", "json")
     data = json.loads(out)
     assert code == 1 and data["checked"] == 5 and [m["line"] for m in data["mismatches"]] == [4, 5]
+    assert [m["ruleset"] for m in data["mismatches"]] == [cann, openvino]
+    assert [e.ruleset for e in report.mismatches] == [cann, openvino]
 
 
 def test_lines_in_python_and_aliases():

@@ -68,7 +68,7 @@ class Json(Format):
     def expectations(self, report) -> str:
         return dumps({"source": report.source, "checked": len(report.checked),
                       "mismatches": [{"line": e.line, "text": e.text, "expected": e.expected, "got": e.got,
-                                      "reason": e.reason} for e in report.mismatches]}) + "\n"
+                                      "reason": e.reason, "ruleset": e.ruleset} for e in report.mismatches]}) + "\n"
 
     def check(self, x) -> str:
         return dumps(x.to_dict()) + "\n"
