@@ -272,7 +272,7 @@ def diff(*sides, types: list[str] | None = None, op: str = "add", options: dict 
         merged.update(own)
         parse_options(rs, merged)  # a side's own unknown option or bad value: UsageError naming it
         built.append(Side(label, rs, merged))
-    return _diff(built, types, op)
+    return _diff(built, types, op, common)
 
 
 def _is_pair(value) -> bool:

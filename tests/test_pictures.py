@@ -295,3 +295,14 @@ def test_render_picks_the_method_for_each_payload():
         api.render(object(), "text")
     with pytest.raises(api.UsageError, match="unknown format 'png'"):
         api.render(o, "png")
+
+
+@pytest.mark.parametrize("kind_", ["svg", "html"])
+def test_a_diff_picture_title_names_the_options_given_for_every_side(tmp_path, kind_):
+    out = tmp_path / f"d.{kind_}"
+    code, _, _ = run_cli("table", "--diff", "jax", "numpy", "-O", "x64=true", "--types", "i8,i64,f16",
+                         f"--{kind_}", str(out))
+    text = out.read_text()
+    assert code == 0 and re.search(r"<title>jax@[^<]* vs numpy@[^<]*  ·  op add  ·  x64=true  ·  \d+ of 9 cells differ</title>", text)
+    run_cli("table", "--diff", "jax", "numpy", "--types", "i8,i64,f16", f"--{kind_}", str(out))
+    assert "x64" not in out.read_text()

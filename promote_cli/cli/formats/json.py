@@ -33,8 +33,11 @@ class Json(Format):
         return dumps(data) + "\n"
 
     def diff(self, d) -> str:
-        return dumps({"frameworks": list(d.frameworks), "op": d.op, "types": d.types,
-                      "differences": d.differences, "versions": dict(zip(d.frameworks, d.versions)), "summary": d.summary}) + "\n"
+        data = {"frameworks": list(d.frameworks), "op": d.op, "types": d.types, "differences": d.differences,
+                "versions": dict(zip(d.frameworks, d.versions)), "summary": d.summary}
+        if d.options:
+            data["options"] = d.options  # given once for every side that has them (-O)
+        return dumps(data) + "\n"
 
     def records(self, r: Records) -> str:
         return dumps(r.data) + "\n"

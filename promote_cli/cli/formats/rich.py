@@ -13,6 +13,7 @@ from promote_cli.cli.formats import (
     REFUSED_MARKDOWN,
     Format,
     Records,
+    diff_head,
     diff_summary,
     one_line,
     shown,
@@ -78,7 +79,7 @@ class Rich(Format):
         summary = diff_summary(d) + "\n"
         if not d.differences:
             return summary
-        t = Table(title=escape(f"{' vs '.join(side_heads(d))} ({d.op})"), box=box.SIMPLE_HEAVY)
+        t = Table(title=escape(diff_head(d)), box=box.SIMPLE_HEAVY)
         for col in ("a", "b", *side_heads(d)):
             t.add_column(escape(col))
         for x in d.differences:
