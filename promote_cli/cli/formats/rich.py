@@ -89,7 +89,7 @@ class Rich(Format):
     def records(self, r: Records) -> str:
         t = Table(title=escape(r.title), box=box.SIMPLE_HEAVY)
         for col in r.header:
-            t.add_column(col)
+            t.add_column(escape(col), overflow="fold")  # a long word breaks across lines, never cut to "…"
         for rec in r.rows:
             t.add_row(*[escape(c) for c in rec])
         return self._render(t)
