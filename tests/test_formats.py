@@ -107,3 +107,26 @@ def test_rich_listings_cut_no_cell_at_80_columns(args):
     code, out, _ = run_cli(*args, "--format", "rich", "--color", "never")
     assert code == 0 and out and "…" not in out
     assert max(len(line) for line in out.splitlines()) <= 80
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_rich_listings_keep_every_cell_whole_at_the_terminal_width(monkeypatch, width):
+    monkeypatch.setenv("COLUMNS", str(width))
+    code, out, _ = run_cli("dtypes", "--format", "rich", "--color", "never")
+    records = json.loads(run_cli("dtypes", "--format", "json")[1])
+    assert code == 0 and max(len(line) for line in out.splitlines()) <= width and "…" not in out
+    words = set(out.split())
+    for rec in records:
+        exact = [str(rec["max"])] if isinstance(rec["max"], int) else []  # integer limits, every digit
+        assert {rec["name"], *exact, *rec["aliases"]} <= words, rec["name"]
+    code, out, _ = run_cli("frameworks", "--format", "rich", "--color", "never")
+    assert max(len(line) for line in out.splitlines()) <= width
+    assert {x.key for x in promote_cli.frameworks()} <= set(out.split())
+
+
+def test_listings_default_to_rich_where_colour_is_wanted_and_text_otherwise():
+    for command in ("frameworks", "dtypes"):
+        rich = run_cli(command, "--color", "always")[1]
+        assert "\x1b[" in rich  # rich, coloured (on a terminal, `auto` means this)
+        assert run_cli(command)[1] == run_cli(command, "--format", "text")[1]  # piped: text
+        assert "\x1b[" not in run_cli(command, "--color", "never")[1]
