@@ -25,6 +25,7 @@ from promote_cli.cli.commands.cast import cast
 from promote_cli.numerics import cast as tosa_cast
 from promote_cli.numerics import legality
 from promote_cli.vocab.numpy_types import numpy_dtype
+from support import run_cli
 
 
 def run(*args):
@@ -432,3 +433,14 @@ def test_cast_array_into_a_given_buffer(weights):
     assert _bits(got) == _bits(want) and st2.as_dict() == st.as_dict()
     with pytest.raises(Exception):
         tosa_cast.cast_array(x, "bf16", src="f32", out=np.empty(x.size + 1, numpy_dtype("bf16")))
+
+
+@pytest.mark.parametrize("args, said", [
+    (["cast"], "promote cast: Missing argument"), (["cast", "w.npy"], "promote cast: Missing option '--to'"),
+    (["cast", "w.npy", "--to", "f16", "--mode", "x"], "promote cast: Invalid value for '--mode'"),
+    (["rescale", "--bogus"], "promote rescale: No such option '--bogus'"),
+    (["query", "--bogus"], "promote: No such option '--bogus'"),
+])
+def test_an_argument_error_speaks_as_the_command_s_other_diagnostics_do(args, said):
+    code, out, err = run_cli(*args)
+    assert code == 2 and out == "" and err.startswith(said) and len(err.splitlines()) == 1

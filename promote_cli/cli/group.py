@@ -79,7 +79,7 @@ class PromoteGroup(click.Group):
             click.echo(exc.ctx.get_help())
             code = 0
         except click.ClickException as exc:
-            _error(" ".join(exc.format_message().split()))
+            _error(" ".join(exc.format_message().split()), _speaker(exc))
             code = exc.exit_code
         except PromoteError as exc:
             _error(str(exc))
@@ -105,10 +105,21 @@ class _ReaderGone(Exception):
     """Standard output's reader went away while a command wrote to it."""
 
 
-def _error(message: str) -> None:
+#: commands whose every diagnostic starts `promote NAME: ` (the contract's exception: they name files)
+NAMED_DIAGNOSTICS = ("cast", "rescale")
+
+
+def _speaker(exc: click.ClickException) -> str:
+    """Who a Click error speaks as: `promote cast` for an error in cast's or rescale's arguments, else `promote`."""
+    ctx = getattr(exc, "ctx", None)
+    name = getattr(getattr(ctx, "command", None), "name", None)
+    return f"promote {name}" if name in NAMED_DIAGNOSTICS else "promote"
+
+
+def _error(message: str, speaker: str = "promote") -> None:
     """A diagnostic: one line on stderr, whatever the message holds (a path with a newline, a control byte)."""
     try:
-        click.echo(f"promote: {one_line(message)}", err=True)
+        click.echo(f"{speaker}: {one_line(message)}", err=True)
     except BrokenPipeError:
         pass
 
