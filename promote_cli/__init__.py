@@ -415,7 +415,7 @@ def expect(path_or_lines, source: str | None = None) -> ExpectReport:
             with open(path, encoding="utf-8") as f:
                 lines = f.read().splitlines()
         except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+            raise UsageError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
         source = source or path
     else:
         lines = [str(line).rstrip("\r\n") for line in path_or_lines]

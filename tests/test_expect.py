@@ -94,7 +94,7 @@ def test_a_malformed_line_is_a_usage_error_with_its_line_number(tmp_path, line, 
 
 def test_unreadable_input_and_stdin(tmp_path):
     code, _, err = run_cli("expect", str(tmp_path / "missing.expect"))
-    assert code == 2 and "cannot read" in err
+    assert code == 2 and err == f"promote: {tmp_path / 'missing.expect'}: cannot read: No such file or directory\n"
     (tmp_path / "latin1.expect").write_bytes(b"cann i8 u8 -> i16 # caf\xe9\n")
     assert run_cli("expect", str(tmp_path / "latin1.expect"))[0] == 2
     from click.testing import CliRunner
