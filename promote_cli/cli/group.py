@@ -22,7 +22,7 @@ from promote_cli.cli.streams import (
 from promote_cli.errors import EXIT_USAGE, PromoteError
 
 COMMANDS = {
-    "query": ("promote_cli.cli.commands.query", "query", "The common dtype of two operands."),
+    "query": ("promote_cli.cli.commands.query", "query", "The common dtype of two operands (or more)."),
     "table": ("promote_cli.cli.commands.table", "table", "The full promotion matrix, or the differences of two or more."),
     "expr": ("promote_cli.cli.commands.expr", "expr", "The result type of a whole expression, node by node."),
     "explain": ("promote_cli.cli.commands.explain", "explain", "Which rule decides a pair, and what other options give."),

@@ -139,7 +139,7 @@ def _complete_path(ctx, param, incomplete):
 framework_option = click.option(
     "--framework", "-f", metavar="NAME[@VERSION]", envvar="PROMOTE_FRAMEWORK", shell_complete=_complete_framework,
     help="Framework ruleset (see `promote frameworks`); default from $PROMOTE_FRAMEWORK.")
-op_option = click.option("--op", default="add", show_default=True, shell_complete=_complete_op,
+op_option = click.option("--op", default="add", show_default=True, metavar="OP", shell_complete=_complete_op,
                          help="The operation (API name or operator symbol, as the framework lists them).")
 option_option = click.option(
     "--option", "-O", "options", multiple=True, metavar="KEY=VALUE", shell_complete=_complete_option,

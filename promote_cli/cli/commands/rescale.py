@@ -55,8 +55,8 @@ def _records(data: dict) -> formats.Records:
 @click.option("--shift", metavar="S[,S...]", help="Shift(s), 2..62: one, or one per channel.")
 @click.option("--scale", metavar="F[,F...]",
               help="Instead of --multiplier/--shift: the scaling, normalized as the spec describes.")
-@click.option("--input-zp", type=int, default=0, show_default=True, help="Input zero point (a logical value: 128 for u8).")
-@click.option("--output-zp", type=int, default=0, show_default=True, help="Output zero point (a logical value).")
+@click.option("--input-zp", type=int, default=0, show_default=True, metavar="ZP", help="Input zero point (a logical value: 128 for u8).")
+@click.option("--output-zp", type=int, default=0, show_default=True, metavar="ZP", help="Output zero point (a logical value).")
 @click.option("--scale32/--scale16", default=True, show_default=True, help="32-bit (apply_scale_32) or 16-bit multipliers.")
 @click.option("--rounding", type=click.Choice(["single", "double", "inexact"]), default="single", show_default=True,
               help="SINGLE_ROUND, DOUBLE_ROUND or INEXACT_ROUND.")
