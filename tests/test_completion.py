@@ -172,7 +172,9 @@ def test_words_bash_split_at_colons_and_equals_are_completed_whole():
     from promote_cli.cli.options import rejoin
 
     assert rejoin(["-O", "promote_unsafe", "="], "t") == (["-O"], "promote_unsafe=t", "promote_unsafe=")
-    assert rejoin(["-O", "promote_unsafe"], "=") == (["-O"], "promote_unsafe=", "promote_unsafe")
+    assert rejoin(["-O", "promote_unsafe"], "=") == (["-O"], "promote_unsafe=", "promote_unsafe=")
+    assert rejoin(["query", "py"], ":") == (["query"], "py:", "py:")
+    assert rejoin(["-O", "x64", "=", "true,"], "") == (["-O", "x64=true,"], "", "")
     assert rejoin(["--diff", "a", "openvino", ":", "x", "="], "true,u") == (
         ["--diff", "a"], "openvino:x=true,u", "openvino:x=")
     assert rejoin(["py", ":", "int", "u8"], "") == (["py:int", "u8"], "", "")
@@ -197,13 +199,14 @@ def test_bash_completes_options_and_diff_sides_after_its_word_breaks(tmp_path):
         tmp_path,
         "promote query i8 u8 -f openvino -O promote_u",
         "promote query i8 u8 -f openvino -O promote_unsafe = t",
-        "promote query i8 u8 -f openvino -O promote_unsafe =",  # right after '=', bash replaces the '='
+        "promote query i8 u8 -f openvino -O promote_unsafe =",  # right after '=': readline adds to the '='
+        "promote query i8 py :",
         "promote table --diff cann openvino : promote_unsafe = true,py",
         "promote table --diff cann openvino : pro",
         "promote query i8 u8 -f openvino -O promote_unsafe = true -O u64_integer_promotion_target = i6",
     )
-    assert got == [["promote_unsafe="], ["true"], ["=true", "=false"], ["true,pytorch_scalar_promotion="],
-                   ["promote_unsafe="], ["i64"]]
+    assert got == [["promote_unsafe="], ["true"], ["true", "false"], ["bool", "int", "float", "complex"],
+                   ["true,pytorch_scalar_promotion="], ["promote_unsafe="], ["i64"]]
 
 
 def test_the_bash_script_leaves_no_space_after_a_name_that_takes_more():

@@ -157,9 +157,10 @@ WORD_BREAKS = ":="
 
 
 def rejoin(args: list[str], word: str) -> tuple[list[str], str, str]:
-    """bash splits `openvino:promote_unsafe=t` into `openvino`, `:`, `promote_unsafe`, `=`, `t` and replaces
-    only the last piece (`t`; right after a break, the break itself). Returns the words as typed, the word
-    being completed whole, and the part of it that bash keeps (what a completion must not repeat)."""
+    """bash splits `openvino:promote_unsafe=t` into `openvino`, `:`, `promote_unsafe`, `=`, `t` (right after a
+    break, the break itself is the last piece), and readline replaces only what follows the last break (`t`, or
+    nothing). Returns the words as typed, the word being completed whole, and the part of it that stays (what
+    a completion must not repeat)."""
     out: list[str] = []
     glue = False
     for piece in [*args, word]:
@@ -170,7 +171,7 @@ def rejoin(args: list[str], word: str) -> tuple[list[str], str, str]:
             out.append(piece)
         glue = is_break
     whole = out[-1]
-    return out[:-1], whole, whole[: len(whole) - len(word)]
+    return out[:-1], whole, whole[: max(whole.rfind(c) for c in WORD_BREAKS) + 1]
 
 
 class BashComplete(_BashComplete):
