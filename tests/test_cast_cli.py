@@ -18,6 +18,7 @@ import ml_dtypes  # noqa: F401
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from support import run_cli
 
 from promote_cli.arrayio import castfile
 from promote_cli.arrayio import npy as npyio
@@ -25,7 +26,6 @@ from promote_cli.cli.commands.cast import cast
 from promote_cli.numerics import cast as tosa_cast
 from promote_cli.numerics import legality
 from promote_cli.vocab.numpy_types import numpy_dtype
-from support import run_cli
 
 
 def run(*args):

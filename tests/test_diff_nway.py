@@ -166,17 +166,17 @@ def test_options_given_once_for_every_side_are_kept_and_shown():
     assert d.options == {"x64": "true"}  # shown as words, whatever the caller's spelling
     assert promote_cli.diff("jax", "numpy", types=["i8"], options={"x64": True}).options == {"x64": "true"}
     assert promote_cli.diff("jax", "numpy", types=["i8"]).options == {}
-    code, out, err = run_cli("table", "--diff", "jax", "numpy", "-O", "x64=yes", "--types", "i8,u8,i64,f16",
-                             "--format", "json")
+    _, out, _ = run_cli("table", "--diff", "jax", "numpy", "-O", "x64=yes", "--types", "i8,u8,i64,f16",
+                        "--format", "json")
     data = json.loads(out)
     assert data["options"] == {"x64": "true"}
     assert [x for x in data["differences"] if (x["a"], x["b"]) == ("i64", "f16")] == [
         {"a": "i64", "b": "f16", "jax": promote_cli.query("jax", "i64", "f16", options={"x64": True}).result,
          "numpy": promote_cli.query("numpy", "i64", "f16").result}]
-    code, out, err = run_cli("table", "--diff", "jax", "numpy", "-O", "x64=true", "--types", "i8,u8,i64,f16")
+    _, _, err = run_cli("table", "--diff", "jax", "numpy", "-O", "x64=true", "--types", "i8,u8,i64,f16")
     assert err.startswith("jax@") and "(add, x64=true): " in err  # the summary names them
-    code, out, _ = run_cli("table", "--diff", "jax", "numpy", "-O", "x64=true", "--types", "i8,i64,f16",
-                           "--format", "rich", "--color", "never")
+    _, out, _ = run_cli("table", "--diff", "jax", "numpy", "-O", "x64=true", "--types", "i8,i64,f16",
+                        "--format", "rich", "--color", "never")
     assert " ".join(out.split()).count("(add, x64=true)") == 2  # the table's title (wrapped to its width), the summary
-    code, out, _ = run_cli("table", "--diff", "jax", "numpy", "--types", "i8", "--format", "json")
+    _, out, _ = run_cli("table", "--diff", "jax", "numpy", "--types", "i8", "--format", "json")
     assert "options" not in json.loads(out)

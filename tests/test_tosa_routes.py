@@ -125,18 +125,18 @@ def test_a_type_tosa_lacks_gets_a_way_through_tosa(src, dst):
 
 
 @pytest.mark.parametrize("src, dst, way, lost", [
-    ("u64", "f16", "cast u64 -> f32 with --mode extended (which may change values: integers beyond 16777216 in "
-                   "magnitude) and then f32 -> f16 in TOSA", "no TOSA type holds every u64 value"),
-    ("u64", "i32", "cast u64 -> i64 with --mode extended (which may change values: those above 9223372036854775807) "
-                   "and then i64 -> i32 in TOSA", "no TOSA type holds every u64 value"),
-    ("i32", "u64", "cast i32 -> i64 in TOSA and then i64 -> u64 with --mode extended (which may change values: those "
-                   "below 0)", "no TOSA type holds every u64 value"),
-    ("f32", "u64", "cast f32 -> i32 in TOSA and then i32 -> u64 with --mode extended (which may change values: "
+    ("u64", "f16", ("cast u64 -> f32 with --mode extended (which may change values: integers beyond 16777216 in "
+                   "magnitude) and then f32 -> f16 in TOSA"), "no TOSA type holds every u64 value"),
+    ("u64", "i32", ("cast u64 -> i64 with --mode extended (which may change values: those above 9223372036854775807) "
+                   "and then i64 -> i32 in TOSA"), "no TOSA type holds every u64 value"),
+    ("i32", "u64", ("cast i32 -> i64 in TOSA and then i64 -> u64 with --mode extended (which may change values: those "
+                   "below 0)"), "no TOSA type holds every u64 value"),
+    ("f32", "u64", ("cast f32 -> i32 in TOSA and then i32 -> u64 with --mode extended (which may change values: "
                    "fractions, and values outside 0..18446744073709551615), where f32 -> i32 changes fractions, and "
-                   "values outside -2147483648..2147483647", "no TOSA type holds every u64 value"),
+                   "values outside -2147483648..2147483647"), "no TOSA type holds every u64 value"),
     # i64 holds every u32 value, but the way on from i64 to f16 passes i32: through f32 instead
-    ("u32", "f16", "cast u32 -> f32 with --mode extended (which may change values: integers beyond 16777216 in "
-                   "magnitude) and then f32 -> f16 in TOSA", "no way through TOSA keeps every u32 value"),
+    ("u32", "f16", ("cast u32 -> f32 with --mode extended (which may change values: integers beyond 16777216 in "
+                   "magnitude) and then f32 -> f16 in TOSA"), "no way through TOSA keeps every u32 value"),
     ("u32", "i32", "cast u32 -> i64 with --mode extended (exact) and then i64 -> i32 in TOSA", None),
 ])
 def test_a_foreign_type_no_tosa_type_holds_gets_the_nearest_way_and_what_it_changes(src, dst, way, lost):

@@ -295,8 +295,8 @@ def run_shell(command: ShellCommand, directory: Path) -> list[str]:
         at = argv.index("<")
         source = directory / argv[at + 1]
         if not source.is_file():
-            return [f"{command.path}:{command.line}: `{command.command}` reads {argv[at + 1]}, which the page has "
-                    "not made"]
+            return [(f"{command.path}:{command.line}: `{command.command}` reads {argv[at + 1]}, which the page has "
+                     "not made")]
         stdin = source.read_text(encoding="utf-8")
         argv = argv[:at] + argv[at + 2:]
     printed, code = run(Example(command.path, command.line, shlex.join(argv), [], 0), directory, stdin)

@@ -63,7 +63,7 @@ def graph(out: Path, args: list[str]) -> None:
     if not dot:
         sys.exit("screenshot: no Graphviz dot found (apt-get install -y graphviz, or set DOT)")
     run = subprocess.run([sys.executable, "-m", "promote_cli", *args, "--format", "dot"], capture_output=True,
-                         text=True, cwd=ROOT)
+                         text=True, cwd=ROOT, check=False)
     if run.returncode != 0 or not run.stdout.startswith("digraph"):
         sys.exit(f"screenshot: promote {' '.join(args)}: {run.stderr.strip()}")
     with tempfile.TemporaryDirectory() as tmp:
