@@ -179,7 +179,7 @@ def diff(*sides, types: list[str] | None = None, op: str = "add", options: dict 
         merged.update(own)
         parse_options(rs, merged)  # a side's own unknown option or bad value: UsageError naming it
         built.append(Side(label, rs, merged))
-    return _diff(built, types, op)
+    return _diff(built, types, op, common)
 
 
 def _is_pair(value) -> bool:
@@ -278,6 +278,7 @@ class Expectation(Record):
     expected: str | None  # canonical result operand; None: the pair is expected to be refused
     got: str | None = None
     reason: str = ""
+    ruleset: str = ""  # the ruleset that answered, as NAME@VERSION
 
     @property
     def holds(self) -> bool:
@@ -321,7 +322,7 @@ def expect(path_or_lines, source: str | None = None) -> ExpectReport:
             with open(path, encoding="utf-8") as f:
                 lines = f.read().splitlines()
         except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+            raise UsageError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
         source = source or path
     else:
         lines = [str(line).rstrip("\r\n") for line in path_or_lines]
@@ -336,7 +337,7 @@ def expect(path_or_lines, source: str | None = None) -> ExpectReport:
             ans = query(e.framework, e.a, e.b, e.op, e.options)
         except UsageError as exc:
             raise UsageError(f"{source}:{number}: {exc}") from None
-        e.got, e.reason = ans.result, ans.refusal or ans.reason
+        e.got, e.reason, e.ruleset = ans.result, ans.refusal or ans.reason, f"{ans.framework}@{ans.version}"
         checked.append(e)
     return ExpectReport(source, checked)
 
