@@ -11,9 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 import promote_cli
+import promote_cli.oracle.batch
 from promote_cli import MAX_LINE_BYTES, BatchLine
 from promote_cli.cli import formats, main
-import promote_cli.oracle.batch
 from promote_cli.errors import PromoteError, UsageError
 from promote_cli.oracle.batch import TOKEN_CHARS, Asker
 from promote_cli.oracle.engine import answer
@@ -141,7 +141,7 @@ def test_the_api_renders_what_the_command_prints(fmt, monkeypatch):
 
 
 def test_exit_code_of_refusals_alone_is_one():
-    lines = "c64 u32\nc64 U32 # again\nf32 f64\nC64 uint32\n".encode()
+    lines = b"c64 u32\nc64 U32 # again\nf32 f64\nC64 uint32\n"
     written: list[str] = []
     assert promote_cli.batch_write("paddle", io.BytesIO(lines), formats.get("text").batch_line, written.append,
                                    op="/") == (1, 0)

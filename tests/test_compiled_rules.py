@@ -65,7 +65,7 @@ def _answers(spec: str) -> dict:
 def test_the_shipped_entries_are_current():
     """A rule file, the vocabulary or the compiler changed without `tools/compiled_rules.py --write` fails here."""
     done = subprocess.run([sys.executable, str(ROOT / "tools" / "compiled_rules.py"), "--check"],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
 
 
@@ -170,6 +170,6 @@ def _toml_not_json(d, t, e):
 def test_a_spoiled_toml_entry_is_ignored(spoil, monkeypatch, tmp_path):
     good = _answers("openvino")
     _copy_with(tmp_path, monkeypatch, spoil)
-    compiled, parsed = _spies(monkeypatch)
+    _, parsed = _spies(monkeypatch)
     assert _answers("openvino") == good
     assert [Path(p).name for p in parsed] == ["openvino.toml"]

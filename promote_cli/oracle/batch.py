@@ -192,9 +192,7 @@ def items_of(lines, limit: int = MAX_LINE_BYTES):
     if hasattr(lines, "readline"):
         yield from blocks(lines, limit)
         return
-    number = 0
-    for line in lines:
-        number += 1
+    for number, line in enumerate(lines, 1):
         if isinstance(line, (bytes, bytearray)):
             try:
                 line = bytes(line).decode("utf-8")
