@@ -1,7 +1,7 @@
 """`promote query --batch`: lines of `A B` answered by canonical operands, through bounded memos.
 
     asker = Asker(ruleset, "add", options, entries=16384)
-    asker.line("I8 uint8  # a comment")      # (("I8", "uint8"), Answer, None); None for a blank line
+    asker.line("I8 uint8  # a comment")      # (("I8", "uint8"), Answer, None, pair key); None for a blank
     for number, items, clean in blocks(stream, MAX_LINE_BYTES): ...   # a binary stream, in whole lines
     status, unanswered = write_rendered(asker, lines, render, write)  # what the command prints
 
