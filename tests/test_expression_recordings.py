@@ -24,12 +24,30 @@ RECORDINGS = Path(__file__).parent / "data" / "recordings"
 NAMES = sorted(FRAMEWORKS)
 
 
+def _path(name: str) -> Path:
+    return RECORDINGS / Path(expressions.recording_path(name)).name
+
+
 def _load(name: str) -> dict:
-    return json.loads((RECORDINGS / f"expr-{name}.json").read_text(encoding="utf-8"))
+    return json.loads(_path(name).read_text(encoding="utf-8"))
 
 
 def test_every_expression_recording_is_a_framework_of_the_probe():
-    assert {p.name for p in RECORDINGS.glob("expr-*.json")} == {f"expr-{n}.json" for n in NAMES}
+    assert {p.name for p in RECORDINGS.glob("expr-*.json")} == {_path(n).name for n in NAMES}
+
+
+def test_a_versioned_ruleset_is_recorded_as_its_pair_recording_is_named():
+    """array-api@2024.12's expressions beside its pairs (array-api-2024.12.json), asked under that version."""
+    assert expressions.recording_path("array-api@2024.12") == "tests/data/recordings/expr-array-api-2024.12.json"
+    assert (RECORDINGS / "array-api-2024.12.json").is_file()
+    fw = FRAMEWORKS["array-api@2024.12"]
+    assert fw.option_sets == ({},) and fw.versions() == {"api_version": "2024.12"}
+    assert registry.load("array-api@2024.12").options["api_version"].default == "2024.12"
+    assert {n for n in NAMES if n.startswith("array-api@")} == {
+        f"array-api@{v}" for v in registry.load("array-api").options["api_version"].values}
+    assert expressions.framework_of(registry.load("array-api@2022.12")) == "array-api@2022.12"
+    assert expressions.framework_of(registry.load("jax")) == "jax"
+    assert expressions.framework_of(registry.load("tosa")) is None
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -37,14 +55,14 @@ def test_an_expression_recording_names_its_framework_versions_and_probe(name):
     data = _load(name)
     assert list(data)[: len(expressions.HEADER)] == list(expressions.HEADER)
     assert list(data)[-1] == "expressions"
-    assert data["ruleset"] == name and registry.load(name).name == name
+    assert data["ruleset"] == name and registry.load(name).key in (name, f"{name}@{registry.load(name).version}")
     assert data["package"] == FRAMEWORKS[name].package
     assert data["probe"] == "promote_cli.probes.expressions"
     assert data["device"] == "cpu"
     for key in ("version", "python"):
         assert isinstance(data[key], str) and data[key][0].isdigit(), (key, data[key])
     # one case a line, as write_recording writes it
-    lines = (RECORDINGS / f"expr-{name}.json").read_text(encoding="utf-8").splitlines()
+    lines = _path(name).read_text(encoding="utf-8").splitlines()
     assert len(lines) == len(data["expressions"]) + 2
 
 
@@ -234,19 +252,35 @@ def _doc_rows(name: str) -> tuple[str, list]:
     return section, rows
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_each_framework_page_quotes_its_expression_recording_truly(name):
-    """docs/frameworks/NAME.md, "Whole expressions": the case count and every row of its table."""
-    section, rows = _doc_rows(name)
-    cases = _load(name)["expressions"]
-    assert f"`tests/data/recordings/expr-{name}.json` holds {len(cases)} cases" in " ".join(section.split())
+#: the framework pages (docs/frameworks/PAGE.md) and the recordings each quotes: a versioned
+#: ruleset's recordings (array-api@2021.12 ... @2025.12) share its framework's page
+PAGES: dict[str, list[str]] = {}
+for _name in NAMES:
+    PAGES.setdefault(_name.partition("@")[0], []).append(_name)
+
+
+def _effective(name: str, options: dict) -> dict:
+    """A case's options with the ruleset's defaults filled in (array-api@2022.12's {} is api_version=2022.12)."""
+    return {**{k: o.default for k, o in registry.load(name).options.items()}, **options}
+
+
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_each_framework_page_quotes_its_expression_recording_truly(page):
+    """docs/frameworks/PAGE.md, "Whole expressions": the case count of each of its recordings and
+    every row of its table (a row's options over the page's ruleset's defaults)."""
+    section, rows = _doc_rows(page)
+    cases = []
+    for name in PAGES[page]:
+        recorded = _load(name)["expressions"]
+        assert f"`{expressions.recording_path(name)}` holds {len(recorded)} cases" in " ".join(section.split()), name
+        cases += [(c[0], _effective(name, c[1]), *c[2:]) for c in recorded]
     assert len(rows) >= 5
-    rs = registry.load(name)
     for row in rows:
-        options = {k: o.default for k, o in rs.options.items() if any(k in c[1] for c in cases)}
+        options = _effective(page, {})
         if row["opt"]:
-            key, _, value = row["opt"].partition("=")
-            options[key] = {"true": True, "false": False}.get(value, value)
+            for opt in row["opt"].split(" -O "):
+                key, _, value = opt.partition("=")
+                options[key] = {"true": True, "false": False}.get(value, value)
         hits = [c for c in cases if c[0] == row["expr"] and c[1] == options]
         assert len(hits) == 1, row.group(0)
         _, _, result, error = hits[0]
