@@ -402,3 +402,66 @@ def test_live_verify_asks_expressions_only_of_frameworks_the_expression_probe_ev
 
     monkeypatch.setattr(expressions, "record", lambda name: pytest.fail(f"asked {name}"))
     assert recordings._live_expressions("openvino") is None and recordings._live_expressions("tosa") is None
+
+
+# --------------------------------------------------------------------------- array-api-strict, per standard version
+
+def test_live_verify_of_a_versioned_ruleset_asks_that_versions_expressions(monkeypatch):
+    """`promote verify -f array-api@2024.12` re-asks its pairs and its own version's expressions
+    (the probes answer with the committed recordings here, one expression changed)."""
+    from promote_cli.probes import array_api as array_api_probe
+
+    pairs = json.loads((RECORDINGS / "array-api-2024.12.json").read_text(encoding="utf-8"))
+    data = _load("array-api@2024.12")
+    index = next(i for i, c in enumerate(data["expressions"]) if c[0] == "1 < x:i32")
+    data["expressions"][index][2] = "i32"
+    asked = []
+    monkeypatch.setattr(array_api_probe, "version", lambda: pairs["version"])
+    monkeypatch.setattr(array_api_probe, "record_for", lambda name: pairs)
+    monkeypatch.setattr(expressions, "record", lambda name: asked.append(name) or data)
+    report = promote_cli_verify("array-api@2024.12")
+    assert asked == ["array-api@2024.12"] and not report.mismatches
+    [(n, bad)] = [(n, bad) for label, n, bad in report.checks if label == "whole expressions"]
+    assert n == len(data["expressions"]) == 129
+    assert bad == ["1 < x:i32: framework gives i32, promote expr gives bool"]
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n.startswith("array-api@")])
+def test_each_array_api_recording_agrees_with_its_version_and_with_the_option(name):
+    """The versions extend one file: -f array-api@V and -O api_version=V give every recorded answer alike."""
+    import promote_cli
+
+    version = name.partition("@")[2]
+    data = _load(name)
+    assert data["api_version"] == version
+    for text, options, result, _ in data["expressions"]:
+        assert options == {}
+        by_name = promote_cli.expr(text, name).result
+        by_option = promote_cli.expr(text, "array-api", {"api_version": version}).result
+        assert by_name == by_option == result, (text, by_name, by_option, result)
+
+
+def test_the_array_api_versions_differ_on_the_named_ops_only():
+    """What the recordings show: maximum/minimum from 2023.12, Python scalars in them and in where from 2024.12."""
+    versions = [n for n in NAMES if n.startswith("array-api@")]
+    answers = {n: {c[0]: c[2] for c in _load(n)["expressions"]} for n in versions}
+    differing = {text for text in answers[versions[0]] if len({answers[n][text] for n in versions}) > 1}
+    assert differing and all(t.startswith(("maximum", "minimum", "where")) for t in differing), differing
+    assert answers["array-api@2022.12"]["maximum(x:i8, y:u8)"] is None
+    assert answers["array-api@2023.12"]["maximum(x:i8, y:u8)"] == "i16"
+    assert answers["array-api@2023.12"]["where(x:i16 > 1, x, 0)"] is None
+    assert answers["array-api@2024.12"]["where(x:i16 > 1, x, 0)"] == "i16"
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("name", ["array-api@2021.12", "array-api@2025.12"])
+def test_the_array_api_recording_is_what_array_api_strict_answers_now(name):
+    """Re-asking array-api-strict (with the recorded version) gives the recording, case for case."""
+    from promote_cli.probes import array_api as array_api_probe
+    from support import require_framework
+
+    require_framework(array_api_probe)
+    data = _load(name)
+    if array_api_probe.version() != data["version"]:
+        return
+    assert expressions.record(name)["expressions"] == data["expressions"]
