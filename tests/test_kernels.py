@@ -153,3 +153,32 @@ def test_32_bit_kernels_on_every_high_half(src):
         if s == src:
             bad += _disagreements(x, src, dst, saturate, mode)
     assert not bad, "\n".join(bad)
+
+
+def _dominated_blocks(src: str) -> np.ndarray:
+    """Whole blocks of one kind of value, where kernels switch from counting a few
+    elements by index to whole-block passes: tiny magnitudes (f16 subnormals, zeros),
+    NaN/infinity/overflow, then a block where they are few."""
+    rng = np.random.default_rng(7)
+    n = blocks.BLOCK
+    if src == "f32":
+        tiny = rng.integers(0, 0x3880_0000, n, dtype=np.uint32)                 # below 2**-14
+        huge = rng.integers(0x4780_0000, 0x8000_0000, n, dtype=np.uint32)       # 65536 .. NaN
+        mixed = rng.integers(0x3880_0000, 0x4780_0000, n, dtype=np.uint32)       # f16 normals
+        mixed[:4096] = np.arange(0x387F_F000, 0x3880_0000, dtype=np.uint32)   # some round up to 2**-14
+        sign = rng.integers(0, 2, 3 * n, dtype=np.uint32) << np.uint32(31)
+        return (np.concatenate([tiny, huge, mixed]) | sign).view(np.float32)
+    info = np.iinfo(np.int32)
+    small = rng.integers(-70000, 70000, n, dtype=np.int32)
+    huge = rng.integers(info.min, info.max, n, dtype=np.int32, endpoint=True)
+    return np.concatenate([small, huge, np.zeros(n, np.int32)])
+
+
+@pytest.mark.parametrize("src", ["f32", "i32"])
+def test_32_bit_kernels_on_dominated_blocks(src):
+    x = _dominated_blocks(src)
+    bad = []
+    for s, dst, saturate, mode in TRIPLES:
+        if s == src:
+            bad += _disagreements(x, src, dst, saturate, mode)
+    assert not bad, "\n".join(bad)

@@ -277,6 +277,9 @@ def _f32_to_f16(x, out, acc, sc):
       2**-24 (nearest even), and its bits minus those of 0.5 are the f16 pattern;
     * the f16 pattern is the smaller of the two: equal at 2**-14, the second one
       grows faster above it and the first one is 0x0400 below it.
+
+    The elements whose pattern is 0x7C00 (infinite and NaN inputs, overflow) are few in
+    practice: they are fixed up (NaN) and classified by index.
     """
     m = x.size
     u = x.view(np.uint32)
@@ -296,48 +299,68 @@ def _f32_to_f16(x, out, acc, sc):
     sv = sub.view(np.uint32)
     sv -= np.uint32(0x3F00_0000)
     np.minimum(o, sv, out=o)
+    top = np.equal(o, np.uint32(0x7C00), out=sc("bn", np.bool_, m))
+    big = np.flatnonzero(top) if top.any() else None
     if acc is not None:
-        _f16_stats(o, a, m, acc, sc)
-    nan = np.greater(a, _F32_INF, out=sc("bn", np.bool_, m))
+        _f16_stats(o, a, an, big, m, acc, sc)
     sign = an                                  # reuse
     np.right_shift(u, np.uint32(16), out=sign)
     sign &= np.uint32(0x8000)
     o |= sign
-    if nan.any():
-        i = np.flatnonzero(nan)
+    if big is not None:
+        i = big[a[big] > _F32_INF]             # NaN inputs
         o[i] = sign[i] | np.uint32(0x7E00)
     np.copyto(out.view(np.uint16), o, casting="unsafe")
 
 
-def _f16_stats(o, a, m, acc, sc):
-    """Counts of f32 -> f16 from |x| bits `a` and the unsigned f16 patterns `o` (NaN
-    inputs still 0x7C00 there).  Exact = the pattern converts back to |x|, computed as
-    (normal formula at max(o, 0x400)) + (subnormal formula at min(o, 0x400)) - 2**-14:
-    each term is 2**-14 where the other formula applies.  The infinity pattern converts
-    back to 65536 that way, so |x| == 65536 (an overflow) is taken out and infinite
-    inputs (exact) are added."""
+_F16_TINY = np.uint32(0x3880_0000)             # bits of 2**-14, the smallest normal f16
+
+
+def _f16_stats(o, a, an, big, m, acc, sc):
+    """Counts of f32 -> f16 from |x| bits `a`, max(|x|, 2**-14) bits `an`, the unsigned
+    f16 patterns `o` (NaN inputs still 0x7C00 there) and the indices `big` of the
+    elements whose pattern is 0x7C00 (None: no such element).
+
+    Below 2**-14 an element is exact when |x| + 0.5 - 0.5 == |x| in f32 (a multiple of
+    2**-24, the subnormal spacing); above, when the 13 bits rounding drops are zero.
+    Elements at 0x7C00 are NaN in, infinite in (exact) or overflow; they and the
+    elements below 2**-14 are counted by index when they are few."""
     bm = sc("b0", np.bool_, m)
-    nan = _count(np.greater(a, _F32_INF, out=bm))
-    inf = _count(np.equal(a, _F32_INF, out=bm))
-    back = sc("back", np.uint32, m)
-    np.maximum(o, sc.const(0x400, np.uint32, m), out=back)
-    back <<= np.uint32(13)
-    back += np.uint32(0xFF80_0000)             # (112 << 23) - bits(2**-14), mod 2**32
-    f = sc("f32b", np.float32, m)
-    np.minimum(o, sc.const(0x400, np.uint32, m), out=sc("t32b", np.uint32, m))
-    np.copyto(f, sc("t32b", np.uint32, m), casting="unsafe")
-    f *= np.float32(2.0 ** -24)
-    back += f.view(np.uint32)
-    ex = _count(np.equal(back, a, out=bm)) - _count(np.equal(a, np.uint32(0x4780_0000), out=bm)) + inf
-    ovf = _count(np.equal(o, np.uint32(0x7C00), out=bm)) - inf - nan
-    t = sc("t32b", np.uint32, m)
-    np.subtract(o, np.uint32(1), out=t)
-    sub = _count(np.less(t, np.uint32(0x3FF), out=bm))
-    acc.add(EXACT, ex)
+    low = sc("back", np.uint32, m)
+    np.bitwise_and(an, np.uint32(0x1FFF), out=low)   # 0 below 2**-14
+    rounded = int(np.count_nonzero(low))
+    nan = inf = 0
+    if big is not None:
+        ab = a[big]
+        nan = _count(ab > _F32_INF)
+        inf = _count(ab == _F32_INF)
+        rounded -= _count((ab & np.uint32(0x1FFF)) != 0)     # counted as NaN or overflow
+    ovf = (0 if big is None else big.size) - nan - inf
+    tiny = np.less(a, _F16_TINY, out=bm)
+    nt = _count(tiny)
+    if nt:
+        if nt <= m // 8:
+            i = np.flatnonzero(tiny)
+            at = a.view(np.float32)[i]
+            rounded += _count((at + _HALF) - _HALF != at)
+            sub = _count((o[i] - np.uint32(1)) < np.uint32(0x3FF))   # not 0, not 0x400
+        else:
+            f = sc("f32b", np.float32, m)
+            np.minimum(a, _F16_TINY, out=f.view(np.uint32))   # 2**-14 (exact) above
+            back = sc("t32b", np.float32, m)
+            np.add(f, _HALF, out=back)
+            back -= _HALF
+            rounded += _count(np.not_equal(back, f, out=bm))
+            t = sc("t32b", np.uint32, m)
+            np.subtract(o, np.uint32(1), out=t)
+            sub = _count(np.less(t, np.uint32(0x3FF), out=bm))
+    else:
+        sub = 0
+    acc.add(EXACT, m - rounded - ovf - nan)
+    acc.add(ROUNDED, rounded)
     acc.add(OVERFLOW_INF, ovf)
     acc.add(NAN_IN, nan)
     acc.add(SUBNORMAL_OUT, sub)
-    acc.add(ROUNDED, m - ex - ovf - nan)
 
 
 def _i32_to_f16(x, out, acc, sc):
