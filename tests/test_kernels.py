@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from promote_cli.numerics import blocks, kernels
+from promote_cli.numerics import cast as cast_mod
 from promote_cli.numerics.cast import cast_array
 from promote_cli.numerics.legality import EXTENDED_TYPES, LEGAL
 from promote_cli.numerics.reference import classify, reference_cast
@@ -182,3 +183,58 @@ def test_32_bit_kernels_on_dominated_blocks(src):
         if s == src:
             bad += _disagreements(x, src, dst, saturate, mode)
     assert not bad, "\n".join(bad)
+
+
+PARALLEL_PAIRS = [("f32", "f16"), ("f32", "bf16"), ("f32", "f8e4m3"), ("f32", "i8"), ("bf16", "f32"),
+                  ("f16", "f8e5m2"), ("i8", "f32"), ("i32", "i16"), ("i64", "bool"), ("bool", "i32")]
+
+
+@pytest.mark.parametrize("src,dst", PARALLEL_PAIRS)
+def test_threads_change_nothing(inputs, src, dst):
+    """A large array is cast by several threads taking runs of blocks: the output and the
+    statistics are those of one thread, and of the reference."""
+    base = inputs[src]
+    n = cast_mod.PARALLEL_MIN + 3 * blocks.BLOCK + 5          # a last run that is short
+    x = np.resize(base, n)
+    y1, s1 = cast_array(x, dst, src=src, threads=1)
+    for threads in (2, 3):
+        y, s = cast_array(x, dst, src=src, threads=threads)
+        assert (_bits(y) == _bits(y1)).all() and s == s1, threads
+    want = reference_cast(x, src, dst, False)
+    assert (_bits(y1) == _bits(want)).all()
+    assert s1 == stats_of_classes(*classify(x, want, src, dst, False))
+
+
+def test_a_failing_block_fails_the_cast(monkeypatch):
+    """An error in any thread's block is raised to the caller once every thread stopped."""
+    from promote_cli.numerics import cast as cm
+
+    def kernel(x, out, acc, sc):
+        if x[0] == 7:
+            raise ValueError("boom")
+        out[...] = 0
+
+    monkeypatch.setattr(cm, "kernel_for", lambda *a: kernel)
+    x = np.zeros(cm.PARALLEL_MIN * 2, np.int32)
+    x[cm.PARALLEL_MIN + blocks.BLOCK] = 7
+    with pytest.raises(ValueError, match="boom"):
+        cm.cast_array(x, "i8", threads=2)
+
+
+def test_histogram_counts_merge():
+    """Counts of parts of one cast merged (histogram plans included) equal the whole's."""
+    from promote_cli.numerics.stats import Counts
+    from promote_cli.numerics.tables import Table
+
+    t = Table("f16", "f8e4m3", False)
+    t.plan = "bincount"
+    x = np.arange(1 << 16, dtype=np.uint16)
+    y = np.empty(x.size, np.uint8)
+    whole, a, b = Counts(), Counts(), Counts()
+    sc = blocks.Scratch(x.size)
+    t.apply(x, y, whole, sc)
+    t.apply(x[:1000], y[:1000], a, sc)
+    t.apply(x[1000:], y[1000:], b, sc)
+    a.merge(b)
+    assert a.result() == whole.result()
+    assert b.result() != whole.result()

@@ -52,9 +52,7 @@ PROGRESS_MIN_BYTES = 64 << 20
 
 
 def _default_threads() -> int:
-    # One: measured on 2 CPUs, a second casting thread sped f32 -> f16 up by ~15% and
-    # slowed f32 -> bf16 / fp8 down by as much (the reading and writing threads, the
-    # fsync and the GIL share the CPUs).
+    # Chunks converted at a time: one (a cast splits each of its chunks over the CPUs itself).
     return 1
 
 
@@ -268,7 +266,8 @@ def cast_file(
     input. `progress`, if given, is called with the number of input bytes done after
     each chunk. `chunk_bytes` bounds the input bytes cast at a time
     (default `npyio.DEFAULT_CHUNK_BYTES`). `threads` > 1 casts that many chunks at a
-    time in threads (default 1: casting in this thread while others read and write).
+    time, one thread each; 1 casts in this thread alone; the default casts each chunk on
+    every CPU (`numerics.cast.default_threads()`) while other threads read and write.
     Returns a `CastReport` with the element statistics.
     """
     _check_options(to, mode)
@@ -324,7 +323,9 @@ def _cast_open(f, job, to, from_, mode, saturate, chunk_bytes, threads, progress
     numcast.check_pair(source.canonical, to, mode=mode)
     if saturate and mode != "extended":
         raise UsageError("--saturate is only meaningful with --mode extended (TOSA fixes overflow behaviour)")
-    kw = dict(src=source.canonical, mode=mode, saturate=saturate, stats=True)
+    # Default: one converting thread whose chunks `cast_array` splits over the CPUs; an explicit
+    # `threads` (1 in worker processes) is the whole cast's thread count.
+    kw = dict(src=source.canonical, mode=mode, saturate=saturate, stats=True, threads=None if threads is None else 1)
 
     def convert(chunk, out, first):
         return numcast.cast_array(chunk, to, out=out, **kw)[1]

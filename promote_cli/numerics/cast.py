@@ -1,9 +1,13 @@
 """`cast_array`: TOSA CAST of a numpy array, bit-exact with the TOSA reference model,
 with statistics. Checks the pair (`legality`), then runs the pair's kernel (`kernels`)
-over cache-sized blocks, summing the statistics (`stats`)."""
+over cache-sized blocks, summing the statistics (`stats`); large arrays are cast by
+several threads at once (numpy's loops release the GIL), each taking the next run of
+blocks as it finishes one, with its own scratch buffers and counts."""
 
 from __future__ import annotations
 
+import itertools
+import os
 import threading
 
 import numpy as np
@@ -15,7 +19,26 @@ from promote_cli.numerics.legality import check_pair
 from promote_cli.numerics.stats import CastStats, Counts
 from promote_cli.vocab.numpy_types import canonical_of, numpy_dtype
 
+#: arrays of fewer elements are cast in the calling thread alone
+PARALLEL_MIN = 16 * BLOCK
+
+#: blocks a thread takes at a time
+_RUN = 4
+
 _local = threading.local()
+_pool: tuple | None = None      # (pid, executor): helper threads, kept so their scratch is
+_pool_lock = threading.Lock()
+
+
+def _helpers(n: int):
+    """A pool of at least `n` helper threads of this process (a forked child makes its own)."""
+    global _pool
+    from concurrent.futures import ThreadPoolExecutor
+
+    with _pool_lock:
+        if _pool is None or _pool[0] != os.getpid() or _pool[1]._max_workers < n:
+            _pool = (os.getpid(), ThreadPoolExecutor(n, thread_name_prefix="promote-cast"))
+        return _pool[1]
 
 
 def _scratch() -> Scratch:
@@ -25,9 +48,19 @@ def _scratch() -> Scratch:
     return sc
 
 
+def default_threads() -> int:
+    """Casting threads for a large array: one per CPU this process may run on, at most 2
+    (beyond that, memory bandwidth rather than arithmetic bounds the kernels)."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    return max(1, min(2, cpus))
+
+
 def cast_array(x: np.ndarray, dst: str, *, src: str | None = None, mode: str = "tosa",
                saturate: bool = False, stats: bool = True,
-               out: np.ndarray | None = None) -> tuple[np.ndarray, CastStats | None]:
+               out: np.ndarray | None = None, threads: int | None = None) -> tuple[np.ndarray, CastStats | None]:
     """Cast `x` (values of dtype `src`) to `dst` with TOSA CAST semantics.
 
     Mode ``"tosa"`` accepts exactly the 52 ordered pairs TOSA 1.1 defines
@@ -35,7 +68,9 @@ def cast_array(x: np.ndarray, dst: str, *, src: str | None = None, mode: str = "
     ``saturate=True`` clamps float overflow to the largest finite value.
     Returns a new C-contiguous array of dst's numpy dtype (or `out`, when given: a
     C-contiguous array of that dtype and x's size, reshaped to x's shape) and, unless
-    stats=False, the `CastStats` of the conversion.
+    stats=False, the `CastStats` of the conversion. Arrays of at least `PARALLEL_MIN`
+    elements are cast by `threads` threads (default `default_threads()`); the result
+    and the statistics do not depend on how many.
     """
     x = np.asarray(x)
     if src is None:
@@ -59,10 +94,53 @@ def cast_array(x: np.ndarray, dst: str, *, src: str | None = None, mode: str = "
     flat_x = x.reshape(-1)
     flat_o = out.reshape(-1)
     kernel = kernel_for(src, dst, saturate)
-    acc = Counts() if stats else None
-    sc = _scratch()
     n = flat_x.size
-    with np.errstate(all="ignore"):
-        for s in range(0, n, BLOCK):
-            kernel(flat_x[s:s + BLOCK], flat_o[s:s + BLOCK], acc, sc)
+    nthreads = default_threads() if threads is None else max(1, int(threads))
+    if nthreads > 1 and n >= PARALLEL_MIN:
+        acc = _cast_parallel(kernel, flat_x, flat_o, stats, nthreads)
+    else:
+        acc = Counts() if stats else None
+        sc = _scratch()
+        with np.errstate(all="ignore"):
+            for s in range(0, n, BLOCK):
+                kernel(flat_x[s:s + BLOCK], flat_o[s:s + BLOCK], acc, sc)
     return out, (acc.result() if stats else None)
+
+
+def _cast_parallel(kernel, flat_x: np.ndarray, flat_o: np.ndarray, stats: bool, nthreads: int) -> Counts | None:
+    """Cast in `nthreads` threads (this one and helpers); each takes the next `_RUN` blocks
+    when it is done with its last, so a thread the machine slows down holds no one up."""
+    n = flat_x.size
+    step = _RUN * BLOCK
+    starts = itertools.count(0, step)        # next() is atomic under the GIL
+    accs = [Counts() if stats else None for _ in range(nthreads)]
+    errors: list[BaseException] = []
+
+    def work(acc) -> None:
+        sc = _scratch()
+        try:
+            with np.errstate(all="ignore"):
+                while not errors:
+                    lo = next(starts)
+                    if lo >= n:
+                        return
+                    for s in range(lo, min(lo + step, n), BLOCK):
+                        kernel(flat_x[s:s + BLOCK], flat_o[s:s + BLOCK], acc, sc)
+        except BaseException as e:  # handed to the caller
+            errors.append(e)
+
+    pool = _helpers(nthreads - 1)
+    helpers = [pool.submit(work, a) for a in accs[1:]]
+    try:
+        work(accs[0])
+    finally:
+        for f in helpers:
+            f.result()      # work() hands its errors over in `errors`
+    if errors:
+        raise errors[0]
+    if not stats:
+        return None
+    total = accs[0]
+    for a in accs[1:]:
+        total.merge(a)
+    return total
