@@ -47,6 +47,7 @@ for line in sys.stdin:
 """
 
 TARGETS = {"startup": 1.2, "repeated": 0.33, "distinct": 0.67}
+CAST_TARGETS = ("cast-pairs", "cast-f16", "cast-bf16", "cast-f8e4m3", "cast-2g")   # cast_targets.py
 RSS_TARGET_MIB = 64
 
 
@@ -135,15 +136,21 @@ def machine() -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", action="append", choices=sorted(TARGETS), help="run only these (repeatable)")
+    parser.add_argument("--only", action="append", choices=sorted(TARGETS) + list(CAST_TARGETS),
+                        help="run only these (repeatable)")
     parser.add_argument("--rounds", type=int, default=21, help="start-up runs of each side (default 21)")
     parser.add_argument("--batch-rounds", type=int, default=3, help="batch runs of each side (default 3)")
     parser.add_argument("--lines", type=int, default=1_000_000, help="batch lines (default 1M)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument("--promote", help="the `promote` command to measure (default: the one beside this Python)")
+    parser.add_argument("--cast-rounds", type=int, default=5, help="rounds of each cast comparison (default 5)")
+    parser.add_argument("--cast-elements", type=int, default=1 << 24, help="elements per in-memory cast (default 16Mi)")
+    parser.add_argument("--cast-mib", type=int, default=256, help="file size of the file-cast targets (default 256)")
+    parser.add_argument("--big-mib", type=int, default=2048, help="file size of cast-2g (default 2048)")
+    parser.add_argument("--dir", help="directory for the cast targets' scratch files (default: a temporary one)")
     args = parser.parse_args(argv)
-    only = args.only or list(TARGETS)
+    only = args.only or list(TARGETS) + list(CAST_TARGETS)
     promote = args.promote.split() if args.promote else promote_command()
     results = {"machine": machine(), "lines": args.lines}
     print(results["machine"])
@@ -161,6 +168,11 @@ def main(argv=None) -> int:
                                     [sys.executable, "-c", NUMPY_LOOP], args.batch_rounds, ours_in, ref_in)
             _show(name, results[name], f"--batch -f {framework} --op {op}", "numpy loop", ms=False,
                   lines=args.lines)
+        if any(t in only for t in CAST_TARGETS):
+            import cast_targets
+
+            results.update(cast_targets.run(only, promote, rounds=args.cast_rounds, elements=args.cast_elements,
+                                            file_mib=args.cast_mib, big_mib=args.big_mib, directory=args.dir))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if args.json:
