@@ -192,30 +192,46 @@ def _bf16_stats(r, x, m, acc, sc, nan, inf):
 
 def _bf16_by_astype(x, out, acc, sc, stats_x=None):
     """f32 -> bf16 by ml_dtypes' conversion, which `_ml_dtypes_bf16_agrees` checked
-    once against the bit kernel.  Statistics from the bf16 patterns."""
+    once against the bit kernel.  Statistics from the dropped bits and the bf16 patterns:
+    bf16 is the high half of f32 (subnormals included), so a value is exact when its low
+    16 bits are zero, unless its result is infinite or NaN; those few are counted by
+    index (NaN in, infinity in: exact, or overflow).  `stats_x`: the int32 values an
+    f32 `x` was converted from (no NaN, infinity or overflow there)."""
     m = x.size
     np.copyto(out, x, casting="unsafe")
     if acc is None:
         return
+    u = x.view(np.uint32)
+    if stats_x is None:
+        low = sc("t32", np.uint32, m)
+        np.bitwise_and(u, np.uint32(0xFFFF), out=low)
+        rounded = int(np.count_nonzero(low))
     y = out.view(np.uint16)
-    bm = sc("bn", np.bool_, m)
     ya = sc("ya16", np.uint16, m)
     np.bitwise_and(y, np.uint16(0x7FFF), out=ya)
-    nan = _count(np.greater(ya, np.uint16(0x7F80), out=bm))      # only from NaN inputs
-    inf_out = _count(np.equal(ya, np.uint16(0x7F80), out=bm))
-    inf = _count(np.isinf(x, out=bm)) if stats_x is None else 0
-    back = sc("t32", np.uint32, m)
-    np.left_shift(y, np.uint32(16), out=back, casting="unsafe")
-    xs = x if stats_x is None else stats_x
-    ex = _count(np.equal(back.view(np.float32), xs, out=bm))   # int32 x: compared in float64
+    bm = sc("bn", np.bool_, m)
+    nan = inf = ovf = 0
+    top = np.greater_equal(ya, np.uint16(0x7F80), out=bm)
+    if top.any():
+        i = np.flatnonzero(top)
+        a = u[i] & _F32_ABS
+        nan = _count(a > _F32_INF)
+        inf = _count(a == _F32_INF)
+        ovf = i.size - nan - inf
+        if stats_x is None:
+            rounded -= _count((a & np.uint32(0xFFFF)) != 0)    # counted as NaN or overflow
+    if stats_x is not None:
+        # int32 (via f32): exact = the bf16 value equals the integer, compared in float64
+        back = sc("t32", np.uint32, m)
+        np.left_shift(y, np.uint32(16), out=back, casting="unsafe")
+        rounded = m - _count(np.equal(back.view(np.float32), stats_x, out=sc("b0", np.bool_, m)))
     np.subtract(ya, np.uint16(1), out=ya)
     sub = _count(np.less(ya, np.uint16(0x7F), out=bm))
-    ovf = inf_out - inf
-    acc.add(EXACT, ex)
+    acc.add(EXACT, m - rounded - ovf - nan)
+    acc.add(ROUNDED, rounded)
     acc.add(OVERFLOW_INF, ovf)
     acc.add(NAN_IN, nan)
     acc.add(SUBNORMAL_OUT, sub)
-    acc.add(ROUNDED, m - ex - ovf - nan)
 
 
 @functools.lru_cache(maxsize=None)
