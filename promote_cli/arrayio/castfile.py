@@ -21,7 +21,6 @@ import os
 import stat
 import time
 from collections import deque
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, wait
 from contextlib import nullcontext as _nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -425,6 +424,8 @@ def _convert_open(f, job, source, out_dtype, convert, chunk_bytes, threads, prog
 
                 chunks = reader.prefetched(keep=threads)
                 first = 0
+                if threads > 1:
+                    from concurrent.futures import ThreadPoolExecutor
                 try:
                     with ThreadPoolExecutor(threads) if threads > 1 else _nullcontext() as pool:
                         try:
@@ -630,6 +631,8 @@ def run_plan(plan: CastPlan, *, jobs: int | None = None, progress: Callable[[int
             else:
                 yield _run_one((item, dict(kwargs, progress=progress)))
         return
+    from concurrent.futures import ProcessPoolExecutor, wait
+
     ex = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
     futures: list = []
     try:

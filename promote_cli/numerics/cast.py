@@ -26,19 +26,33 @@ PARALLEL_MIN = 16 * BLOCK
 _RUN = 4
 
 _local = threading.local()
-_pool: tuple | None = None      # (pid, executor): helper threads, kept so their scratch is
-_pool_lock = threading.Lock()
+_helpers_of: dict = {}           # pid -> the helper threads' queue (a forked child starts its own)
+_helpers_lock = threading.Lock()
 
 
-def _helpers(n: int):
-    """A pool of at least `n` helper threads of this process (a forked child makes its own)."""
-    global _pool
-    from concurrent.futures import ThreadPoolExecutor
+def _helper_queue(n: int):
+    """The work queue of at least `n` helper threads of this process. Helpers live as long
+    as the process (idle ones cost nothing), so their scratch buffers are reused from cast
+    to cast; each runs `fn(arg)` for the (fn, arg, done) items queued and sets `done`."""
+    import queue
 
-    with _pool_lock:
-        if _pool is None or _pool[0] != os.getpid() or _pool[1]._max_workers < n:
-            _pool = (os.getpid(), ThreadPoolExecutor(n, thread_name_prefix="promote-cast"))
-        return _pool[1]
+    with _helpers_lock:
+        q, started = _helpers_of.get(os.getpid(), (None, 0))
+        if q is None:
+            q = queue.SimpleQueue()
+        for _ in range(started, n):
+            threading.Thread(target=_helper, args=(q,), name="promote-cast", daemon=True).start()
+        _helpers_of[os.getpid()] = (q, max(started, n))
+        return q
+
+
+def _helper(q) -> None:
+    while True:
+        fn, arg, done = q.get()
+        try:
+            fn(arg)
+        finally:
+            done.set()
 
 
 def _scratch() -> Scratch:
@@ -129,13 +143,15 @@ def _cast_parallel(kernel, flat_x: np.ndarray, flat_o: np.ndarray, stats: bool, 
         except BaseException as e:  # handed to the caller
             errors.append(e)
 
-    pool = _helpers(nthreads - 1)
-    helpers = [pool.submit(work, a) for a in accs[1:]]
-    try:
-        work(accs[0])
-    finally:
-        for f in helpers:
-            f.result()      # work() hands its errors over in `errors`
+    q = _helper_queue(nthreads - 1)
+    helpers = []
+    for a in accs[1:]:
+        done = threading.Event()
+        q.put((work, a, done))
+        helpers.append(done)
+    work(accs[0])       # work() hands its errors over in `errors`
+    for done in helpers:
+        done.wait()
     if errors:
         raise errors[0]
     if not stats:
