@@ -423,6 +423,47 @@ def test_threaded_casting_writes_the_same_file(tmp_path, weights, threads):
     assert rep.stats == {k: int(v) for k, v in st.as_dict().items()}
 
 
+@pytest.mark.parametrize("threads", [None, 1, 2])
+def test_big_casts_split_chunks_over_threads(tmp_path, threads):
+    """A file of many chunks, each large enough for `cast_array` to split over threads
+    (the default) or not: the same bytes and statistics as one cast of the whole array."""
+    from promote_cli.numerics import cast as numcast
+
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(3 * numcast.PARALLEL_MIN + 12345) * 3e4).astype(np.float32)
+    x[::1001] = np.nan
+    p = tmp_path / "big.npy"
+    np.save(p, x)
+    out = tmp_path / "big.f16.npy"
+    rep = castfile.cast_file(p, out, to="f16", chunk_bytes=4 * numcast.PARALLEL_MIN, threads=threads)
+    want, st = tosa_cast.cast_array(x, "f16", src="f32", threads=1)
+    assert _bits(npyio.read_npy(out)) == _bits(want)
+    assert rep.stats == {k: int(v) for k, v in st.as_dict().items()}
+
+
+def test_writeback_is_started_as_output_is_written(tmp_path, monkeypatch):
+    """Every WRITEBACK_BYTES of output, the kernel is asked to start writing it back (a hint:
+    its failure changes nothing); the ranges follow each other from the start of the file."""
+    calls = []
+
+    def fadvise(fd, offset, length, advice):
+        calls.append((offset, length, advice))
+        raise OSError(22, "not supported here")
+
+    monkeypatch.setattr(castfile.os, "posix_fadvise", fadvise, raising=False)
+    monkeypatch.setattr(castfile, "_FADV", 4)
+    monkeypatch.setattr(castfile, "WRITEBACK_BYTES", 3000)
+    x = np.arange(20000, dtype=np.float32)
+    p = tmp_path / "a.npy"
+    np.save(p, x)
+    out = tmp_path / "a.f16.npy"
+    castfile.cast_file(p, out, to="f16", chunk_bytes=4096)
+    assert np.array_equal(npyio.read_npy(out), x.astype(np.float16))
+    assert calls and all(advice == 4 and length >= 3000 for _, length, advice in calls)
+    assert [o for o, _, _ in calls] == [0] + [o + n for o, n, _ in calls[:-1]]
+    assert calls[-1][0] + calls[-1][1] <= out.stat().st_size
+
+
 def test_cast_array_into_a_given_buffer(weights):
     _, x = weights
     want, st = tosa_cast.cast_array(x, "bf16", src="f32")
