@@ -1,4 +1,5 @@
-"""`promote query` against its references, in one run: start-up and `--batch` throughput.
+"""Every target against its reference, in one run: `promote query` start-up and `--batch` throughput,
+`promote cast` in memory, on files, and on a large file (the cast targets: `cast_targets.py`).
 
 Each target runs next to its reference, alternately, in fresh processes (`time.perf_counter` around the
 process, output to /dev/null; peak RSS of that process from `os.wait4`); the medians and their ratio
@@ -16,6 +17,7 @@ Targets:
   distinct   `promote query --batch -f paddle --op /` on N textually distinct lines (aliases, letter case,
              `0d:` / `py:` / `weak:` forms, spacing, a trailing comment)  vs  the numpy loop on the same
              pairs; also the peak RSS
+  cast-pairs, cast-f16, cast-bf16, cast-f8e4m3, cast-2g   see cast_targets.py
 """
 
 from __future__ import annotations
