@@ -123,11 +123,19 @@ def _f32_to_bool(x, out, acc, sc):
 
 
 def _int_to_float_exact_check(x, out, acc, sc):
-    """int32 -> f32 (hardware conversion, nearest even); exact = converts back equal."""
+    """32-bit integer -> f32 (hardware conversion, nearest even); exact = converts back
+    equal, compared in the integer type: the one result beyond the integer range (2**31
+    or 2**32, rounded up from the top) is first lowered to the largest float below it,
+    which no integer it can come from equals."""
     np.copyto(out, x, casting="unsafe")
     if acc is not None:
         m = x.size
-        ex = _count(np.equal(out, x, out=sc("b0", np.bool_, m)))   # compared in float64
+        below = float(np.nextafter(np.float32(float(np.iinfo(x.dtype).max) + 1.0), np.float32(0)))
+        f = sc("i2f", np.float32, m)
+        np.minimum(out, sc.const(below, np.float32, m), out=f)
+        back = sc("back", x.dtype, m)
+        np.copyto(back, f, casting="unsafe")
+        ex = _count(np.equal(back, x, out=sc("b0", np.bool_, m)))
         acc.add(EXACT, ex)
         acc.add(ROUNDED, m - ex)
 
@@ -510,12 +518,12 @@ def _int_to_int_kernel(src, dst, saturate):
     return _slow_stats(_astype, src, dst, saturate)      # u64 vs i64: compare exactly
 
 
-@accelerates(lambda s, d, sat: _int(s) and s.bits <= 16 and d.name in ("f32", "f64"))
+@accelerates(lambda s, d, sat: _int(s) and (s.bits <= 16 and d.name == "f32" or s.bits <= 32 and d.name == "f64"))
 def _small_int_to_float(src, dst, saturate):             # always exact
     return _all_exact(_astype)
 
 
-@accelerates(lambda s, d, sat: _int(s) and s.bits <= 32 and d.name in ("f32", "f64") and not sat)
+@accelerates(lambda s, d, sat: _int(s) and s.bits == 32 and d.name == "f32" and not sat)
 def _int_to_float(src, dst, saturate):                   # hardware conversion: nearest even
     return _int_to_float_exact_check
 
