@@ -7,6 +7,8 @@ boundaries of every output format, rounding ties, subnormals, seeded random valu
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -238,3 +240,30 @@ def test_histogram_counts_merge():
     a.merge(b)
     assert a.result() == whole.result()
     assert b.result() != whole.result()
+
+
+def test_a_forked_child_casts_with_helpers_of_its_own():
+    """After the parent's helper threads were started, a forked child (a worker process
+    of a many-file cast) still casts large arrays in parallel: it starts its own."""
+    x = np.arange(2 * cast_mod.PARALLEL_MIN, dtype=np.float32)
+    want, st = cast_array(x, "f16", threads=2)              # the parent's helpers exist now
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                            # pragma: no cover - the child
+        try:
+            y, s = cast_array(x, "f16", threads=2)
+            ok = bool((y.view(np.uint16) == want.view(np.uint16)).all() and s == st)
+            os.write(w, b"1" if ok else b"0")
+        finally:
+            os._exit(0)
+    import select
+    import signal
+
+    os.close(w)
+    ready, _, _ = select.select([r], [], [], 120)             # a child waiting on no helper hangs
+    got = os.read(r, 1) if ready else b"hung"
+    os.close(r)
+    if not ready:
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    assert got == b"1"

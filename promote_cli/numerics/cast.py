@@ -46,6 +46,18 @@ def _helper_queue(n: int):
         return q
 
 
+def _forget_helpers() -> None:
+    """In a forked child: the parent's helper threads do not exist here, and its lock may
+    have been held by one of its threads at the fork."""
+    global _helpers_lock
+    _helpers_lock = threading.Lock()
+    _helpers_of.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_helpers)
+
+
 def _helper(q) -> None:
     while True:
         fn, arg, done = q.get()
