@@ -10,7 +10,10 @@
     for line in batch("cann", sys.stdin.buffer): ...      # `promote query --batch`, line by line
     validate(["my-rules.toml"])                           # every problem of rule files
     explain("openvino", "i8", "u8").refused_by           # which rule decided, what options would change
+    check("cann@opbase").findings                         # commutativity, associativity, ... with counterexamples
     expect("examples/ci.expect").mismatches               # a CI file of `FW A B [OP] -> RESULT` lines
+    lattice("jax").edges                                  # the Hasse diagram of a ruleset's order
+    render(table("openvino"), "svg")                      # a payload in an output format (svg, html, dot, ...)
     cast_array(x, "f16")                                  # TOSA CAST of a numpy array (numpy loaded on use)
     cast_file("w.npy", to="bf16")                         # the same on a .npy file, streamed
 
@@ -29,11 +32,12 @@ from promote_cli.vocab.dtypes import DTYPES, DType, aliases, lookup
 from promote_cli.vocab.operands import Operand
 from promote_cli.vocab.operands import parse as parse_operand
 
-__all__ = ["query", "query_n", "batch", "BatchLine", "table", "diff", "parse_side", "load", "frameworks",
+__all__ = ["query", "query_n", "batch", "BatchLine", "table", "diff", "parse_side", "check", "load", "frameworks",
            "framework_names", "shadowed", "is_default", "dtypes", "aliases", "spellings", "verify", "validate",
            "cast_pairs", "cast_array", "cast_file", "plan_cast", "run_cast", "defer_signals", "interrupted_by",
            "Answer", "DType", "DTYPES", "lookup", "Operand", "parse_operand", "PromoteError", "Refusal",
-           "RuleDefect", "RuleFileError", "UsageError", "rescale_array", "rescale_file", "rescale_table"]
+           "RuleDefect", "RuleFileError", "UsageError", "rescale_array", "rescale_file", "rescale_table",
+           "lattice", "render", "write_output", "write_outputs", "expr"]
 
 MAX_LINE_BYTES = 65536  # a batch line longer than this is an error line (a pair is a few dozen bytes)
 
@@ -74,8 +78,9 @@ class BatchLine:
     operands: tuple[str, ...] | None  # None when the line could not be read (not UTF-8, too long)
     answer: Answer | None
     error: PromoteError | None
-    framework: str = ""  # the ruleset's name and the op asked, for renderings of a line that has no answer
-    op: str = ""
+    framework: str = ""  # the ruleset's name, the op asked and the ruleset's version, for renderings of a line
+    op: str = ""         # that has no answer
+    version: str = ""
 
     @property
     def status(self) -> int:
@@ -133,7 +138,7 @@ def batch(framework: str, lines, op: str = "add", options: dict | None = None):
         if hit is None:
             if line is None:
                 yield BatchLine(number, None, None, UsageError(f"line {number}: longer than {MAX_LINE_BYTES} bytes"),
-                                name, op)
+                                name, op, rs.version)
                 continue
             if line in by_line:  # a blank or comment line seen before
                 continue
@@ -143,7 +148,8 @@ def batch(framework: str, lines, op: str = "add", options: dict | None = None):
                     line = line.decode("utf-8")
                 except UnicodeDecodeError as exc:
                     yield BatchLine(number, None, None, UsageError(
-                        f"line {number}: not UTF-8 (byte 0x{line[exc.start]:02x} at offset {exc.start})"), name, op)
+                        f"line {number}: not UTF-8 (byte 0x{line[exc.start]:02x} at offset {exc.start})"), name, op,
+                        rs.version)
                     continue
             hit = _batch_line(rs, line, op, options, by_token, by_pair, answer)
             if isinstance(raw, bytearray):
@@ -151,7 +157,7 @@ def batch(framework: str, lines, op: str = "add", options: dict | None = None):
             _remember(by_line, raw, hit)
             if hit is None:
                 continue
-        yield BatchLine(number, hit[0], hit[1], hit[2], name, op)
+        yield BatchLine(number, hit[0], hit[1], hit[2], name, op, rs.version)
 
 
 def _batch_line(rs, line: str, op, options, by_token, by_pair, answer):
@@ -275,6 +281,17 @@ def _is_pair(value) -> bool:
     return isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], dict)
 
 
+def check(framework: str, op: str | None = None, options: dict | None = None, forms="tensor", limit: int = 5):
+    """Properties of a ruleset's rules (a `Check`: `.findings`, `.claims`, `.broken`): commutativity,
+    associativity, lossy promotions and consistency between ops, each with its counterexamples counted and
+    `limit` of each kind kept. `op` checks one op (None: every op group); `forms` adds operand forms to the
+    tensors (`"0d,py,weak"` or `"all"`: those the ruleset distinguishes). The rule file's `[claims]` are
+    judged by a whole check (every op, default options, tensors): `.broken` lists the ones that do not hold."""
+    from promote_cli.oracle.properties import check as _check
+
+    return _check(load(framework), op, options, forms, limit)
+
+
 def explain(framework: str, a, b, op: str = "add", options: dict | None = None):
     """Why `framework` answers `a op b` as it does (an `Explanation`): the `[[rules]]` clause that decided, the
     table cells and lattice joins it consulted (with the chain of edges to each join), the `[[after]]` clauses
@@ -282,6 +299,65 @@ def explain(framework: str, a, b, op: str = "add", options: dict | None = None):
     from promote_cli.oracle.explain import explain as _explain
 
     return _explain(load(framework), a, b, op, options)
+
+
+def expr(text: str, framework: str, options: dict | None = None):
+    """The result of a whole expression in `framework` (an `ExprResult`): `x:i16 * (y:i8 + 1) / 2.0`.
+
+    `.result` is the final operand (`i16`, `weak:f32`, `0d:f32`, `py:float`), None when the framework
+    refuses a step (`.refusal` names the sub-expression and its columns); `.tree` holds every node's
+    `Step` (source span, operand, weak flag, deciding rule). A malformed expression raises
+    `ExpressionSyntaxError` (a UsageError with the position: `.context_lines()` draws the caret); an
+    operator or literal the framework's `[expressions]` rules lack is a UsageError too."""
+    from promote_cli.expressions.evaluate import evaluate
+
+    return evaluate(load(framework), text, options)
+
+
+def lattice(framework: str, op: str = "add", options: dict | None = None, *, name: str | None = None,
+            answers: bool | None = None, types: list[str] | None = None):
+    """The order behind a ruleset (an `Order`: `.nodes`, `.edges` (lower, upper) of its Hasse diagram, `.weak`,
+    `.cells`, `.is_lattice`). A ruleset with lattices gives the lattice `name` (default: the first one no other
+    picks, chosen among by `options`); a table-shaped one, or `answers=True`, the smallest order consistent with
+    `op`'s answers (a <= b when a op b = b), with every cell that is not the least upper bound of its operands
+    there (none: the answers are a lattice's joins)."""
+    from promote_cli.oracle.order import order
+
+    return order(load(framework), op, options, lattice=name, answers=answers, types=types)
+
+
+def render(payload, fmt: str = "text", **settings) -> str:
+    """A payload (a `Matrix`, `Diff`, `Order`, `Answer`, ...) as the text of an output format of the command line:
+    text, json, csv, markdown, rich, svg, html, dot, mermaid. UsageError for a format without a form for it."""
+    from promote_cli.cli import formats
+
+    out = formats.get(fmt, **settings)
+    return formats.render(out, payload)
+
+
+def write_output(path, text: str, protect: tuple = ()) -> None:
+    """Write `text` (UTF-8) to `path` atomically: a new file, or the replacement of the regular file there (its
+    mode kept); a directory, FIFO, device, socket or dangling symbolic link is refused with a one-line UsageError,
+    as is one of the files `protect` names (the inputs), and a failed or interrupted write leaves nothing behind."""
+    write_outputs({path: text}, protect)
+
+
+def write_outputs(files: dict, protect: tuple = ()) -> None:
+    """`write_output` for several files: every path checked before the first is written."""
+    import os
+
+    from promote_cli.arrayio.atomic import atomic_output, check_output, same_file
+
+    targets = {}
+    for path in files:
+        target = check_output(path, force=True)
+        for other in protect:
+            if target.replaces is not None and same_file(path, other):
+                raise UsageError(f"{path}: refusing to overwrite an input ({os.fspath(other)})")
+        targets[path] = target
+    for path, text in files.items():
+        with atomic_output(path, force=True, target=targets[path]) as sink:
+            sink.write(text.encode("utf-8"))
 
 
 @dataclass

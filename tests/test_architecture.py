@@ -15,7 +15,8 @@ ALLOWED = {
     "oracle": set(),
     "numerics": set(),
     "arrayio": {"numerics"},
-    "probes": {"oracle", "numerics"},
+    "expressions": {"oracle"},
+    "probes": {"oracle", "numerics", "expressions"},
     "cli": {"api"},  # commands reach everything else through the public API (promote_cli/__init__.py)
 }
 

@@ -50,14 +50,14 @@ def _reference(framework: str, stdin: bytes, fmt: str, op: str, options: dict) -
     for number, line in enumerate(stdin.split(b"\n")[:-1], 1):
         if len(line) > MAX_LINE_BYTES:
             item = BatchLine(number, None, None, UsageError(f"line {number}: longer than {MAX_LINE_BYTES} bytes"),
-                             rs.name, op)
+                             rs.name, op, rs.version)
             rendered.append(out.batch_line(item))
             continue
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as exc:
             item = BatchLine(number, None, None, UsageError(
-                f"line {number}: not UTF-8 (byte 0x{line[exc.start]:02x} at offset {exc.start})"), rs.name, op)
+                f"line {number}: not UTF-8 (byte 0x{line[exc.start]:02x} at offset {exc.start})"), rs.name, op, rs.version)
             rendered.append(out.batch_line(item))
             continue
         text = text.split("#", 1)[0].strip()
@@ -68,9 +68,9 @@ def _reference(framework: str, stdin: bytes, fmt: str, op: str, options: dict) -
             if len(parts) != 2:
                 shown = text if len(text) <= 80 else text[:77] + "..."
                 raise UsageError(f"expected `A B`, got {shown!r}")
-            item = BatchLine(number, parts, answer(rs, parts[0], parts[1], op, options), None, rs.name, op)
+            item = BatchLine(number, parts, answer(rs, parts[0], parts[1], op, options), None, rs.name, op, rs.version)
         except PromoteError as exc:
-            item = BatchLine(number, parts, None, exc, rs.name, op)
+            item = BatchLine(number, parts, None, exc, rs.name, op, rs.version)
         rendered.append(out.batch_line(item))
     return "".join(text + "\n" for text in rendered)
 

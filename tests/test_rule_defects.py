@@ -76,6 +76,15 @@ def test_diff_exits_2_instead_of_a_difference(shaky, sides):
         promote_cli.diff(*sides)
 
 
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_check_exits_2_instead_of_a_counterexample(shaky, fmt):
+    code, out, err = run_cli("check", "-f", "shaky", "--format", fmt)
+    assert (code, out) == (2, "")
+    _one_defect_line(err, shaky)
+    with pytest.raises(RuleDefect):
+        promote_cli.check("shaky")
+
+
 def test_batch_gives_the_line_its_error_and_exits_2(shaky):
     code, out, err = run_cli_input("i8 i8\ni8 i16\ni16 i32\n", "query", "--batch", "-f", "shaky")
     lines = out.splitlines()

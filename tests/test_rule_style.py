@@ -17,7 +17,8 @@ LONGEST = 120
 
 
 def expressions(raw: dict):
-    """(where, text) of every expression of a rule file: clause conditions and results, lets, [nary]."""
+    """(where, text) of every expression of a rule file: clause conditions and results, lets, [nary],
+    [expressions] operators."""
     for phase in ("rules", "after"):
         for clause in raw.get(phase, []):
             for field in ("if", "result", "weak"):
@@ -28,6 +29,10 @@ def expressions(raw: dict):
     for field in ("knows", "keeps"):
         if field in raw.get("nary", {}):
             yield f"nary {field}", raw["nary"][field]
+    for name, spec in raw.get("expressions", {}).get("operators", {}).items():
+        for field in ("promotion", "promotion_if", "both_python", "result", "refuse_if", "literal_range", "condition"):
+            if field in spec:
+                yield f"expressions.operators.{name} {field}", spec[field]
 
 
 def normal(text: str) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from promote_cli import query
+from promote_cli import load, query
 from promote_cli.probes import tosa as probe
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,7 +95,7 @@ def test_ruleset_version_names_spec_and_reference_model():
 def test_verify_recording_agrees():
     code, out, err = _cli("verify", "-f", "tosa", "--recording", str(RECORDING))
     assert code == 0, out + err
-    assert out.strip() == f"tosa vs tosa-tools {REC['version']}: {len(CASES)} of {len(CASES)} cases agree"
+    assert out.strip() == f"tosa@{load('tosa').version} vs tosa-tools {REC['version']}: {len(CASES)} of {len(CASES)} cases agree"
 
 
 def test_verify_without_tosa_tools_is_a_usage_error(monkeypatch):

@@ -100,7 +100,7 @@ def test_cli_prints_each_problem_and_exits_2(files):
     code, out, err = run_cli("validate", str(files / "bad.toml"), str(files / "good.toml"))
     lines = out.splitlines()
     assert code == 2
-    assert lines[-1] == f"{files / 'good.toml'}: ok"
+    assert lines[-1] == f"{files / 'good.toml'}: ok (good@1)"
     assert len(lines) == len(EXPECTED) + 1
     assert lines[6] == (f"{files / 'bad.toml'}: rules[0] (one).if: unknown function 'frob' in "
                         f"'is_int(a) and frob(b)' (column 15)")
@@ -118,7 +118,7 @@ def test_cli_json(files):
 
 
 def test_valid_files_exit_0(files):
-    assert run_cli("validate", str(files / "good.toml")) == (0, f"{files / 'good.toml'}: ok\n", "")
+    assert run_cli("validate", str(files / "good.toml")) == (0, f"{files / 'good.toml'}: ok (good@1)\n", "")
 
 
 def test_every_shipped_rule_file_is_valid():

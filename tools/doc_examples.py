@@ -1,14 +1,29 @@
-"""Run the console examples of the docs, check them, or rewrite their output.
+"""Run the examples of the docs as a reader would, check them, or rewrite their output.
 
-A console example is a ```console fence in a Markdown file under docs/ (or README.md):
+A page (a Markdown file under docs/, or README.md) is replayed top to bottom as one session:
 
-    $ promote query i8 u8 -f openvino
-    promote: openvino@2026.4.1 refuses i8 add u8: ... (with -O promote_unsafe=true the result is i16)
-    # exit 1
+* It runs in a fresh temporary directory, which holds links to the repository's `examples/`,
+  `rules/`, `spec/` and `tests/` (so `promote validate rules/cann.toml` reads the repository's
+  file); every other file a page uses, the page makes itself, before it uses it.
+* A ```python fence runs in one namespace, fresh for the page and shared by its fences, in
+  page order. A fence written as a doctest (`>>> ` lines) is checked as one. Otherwise each
+  statement runs in turn, and an expression statement whose line ends in a comment that is a
+  Python literal is checked against it:
 
-The lines after a `$ promote ...` line are what it prints (stdout, then stderr), and an
-optional `# exit N` line is its exit code (0 when absent). Commands run in a scratch
-directory where the doc's ```python fences that save files (`np.save(`) ran first.
+      np.load("acc.i8.npy").tolist()     # [[-125, 0, 0, 1], [10, 125, 127, -128]]
+
+* A ```console fence holds commands and what they print:
+
+      $ promote query i8 u8 -f openvino
+      promote: openvino@2026.4.1 refuses i8 add u8: ... (with -O promote_unsafe=true the result is i16)
+      # exit 1
+
+  The lines after a `$ promote ...` line are what it prints (stdout, then stderr), and an
+  optional `# exit N` line is its exit code (0 when absent). Files the commands write are
+  there for the fences after them.
+* A command (in a console fence, or a line of a ```sh / ```bash / ```shell fence) must not hold
+  an unquoted `*`, `?` or `[`: a shell would expand it to file names before promote sees it
+  (`f32?` is `'f32?'` or `weak:f32`).
 
     python tools/doc_examples.py --check docs/frameworks/openvino.md   # exit 1 on a stale example
     python tools/doc_examples.py --write docs/frameworks/*.md          # refresh the printed lines
@@ -17,16 +32,30 @@ directory where the doc's ```python fences that save files (`np.save(`) ran firs
 from __future__ import annotations
 
 import argparse
+import ast
+import contextlib
+import doctest
+import io
 import os
 import re
 import shlex
 import sys
 import tempfile
 import textwrap
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
 FENCE = re.compile(r"^(\s*)```(\w*)\s*$")
+
+#: fences whose lines are shell commands (checked for unquoted glob characters, not run)
+SHELL_FENCES = ("sh", "bash", "shell")
+
+#: what a shell expands to file names when unquoted
+GLOB_CHARACTERS = "*?["
+
+#: the repository's entries a page's directory links to, for examples that read them
+LINKED = ("examples", "rules", "spec", "tests")
 
 
 @dataclass
@@ -38,66 +67,205 @@ class Example:
     exit_code: int
 
 
+@dataclass
+class PythonBlock:
+    path: Path
+    line: int            # 1-based line of the fence's first line of code
+    code: str
+
+
 def fenced_blocks(text: str, lang: str) -> list[tuple[int, list[str]]]:
     """(first content line index, lines) of each fence of that language ("" = plain fence)."""
+    return [(start, lines) for start, kind, lines in fenced_blocks_with_lang(text) if kind == lang]
+
+
+def fenced_blocks_with_lang(text: str) -> list[tuple[int, str, list[str]]]:
+    """(first content line index, language, lines) of every fence, in page order."""
     found, current, start, current_lang = [], None, 0, None
     for index, line in enumerate(text.splitlines()):
         fence = FENCE.match(line)
         if fence and current is None:
             current, current_lang, start = [], fence.group(2), index + 1
         elif fence:
-            if current_lang == lang:
-                found.append((start, current))
+            found.append((start, current_lang, current))
             current = None
         elif current is not None:
             current.append(line)
     return found
 
 
-def examples(path: Path) -> list[Example]:
-    text = path.read_text(encoding="utf-8")
-    out = []
-    for start, lines in fenced_blocks(text, "console"):
-        current = None
-        for offset, raw in enumerate(lines):
-            line = raw.strip()
-            if line.startswith("$ "):
-                current = Example(path, start + offset + 1, line[2:], [], 0)
-                out.append(current)
-            elif current is not None and line.startswith("# exit "):
-                current.exit_code = int(line.split()[-1])
-            elif current is not None:
-                current.printed.append(line)
+def _console(path: Path, start: int, lines: list[str]) -> list[Example]:
+    out, current = [], None
+    for offset, raw in enumerate(lines):
+        line = raw.strip()
+        if line.startswith("$ "):
+            current = Example(path, start + offset + 1, line[2:], [], 0)
+            out.append(current)
+        elif current is not None and line.startswith("# exit "):
+            current.exit_code = int(line.split()[-1])
+        elif current is not None:
+            current.printed.append(line)
     return out
+
+
+def steps(path: Path) -> list[Example | PythonBlock]:
+    """A page's console examples and python fences, in page order."""
+    out: list = []
+    for start, lang, lines in fenced_blocks_with_lang(path.read_text(encoding="utf-8")):
+        if lang == "console":
+            out += _console(path, start, lines)
+        elif lang == "python":
+            out.append(PythonBlock(path, start + 1, textwrap.dedent("\n".join(lines))))
+    return out
+
+
+def examples(path: Path) -> list[Example]:
+    return [s for s in steps(path) if isinstance(s, Example)]
+
+
+def python_blocks(path: Path) -> list[PythonBlock]:
+    return [s for s in steps(path) if isinstance(s, PythonBlock)]
 
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def makes_files(path: Path) -> bool:
-    return any("np.save(" in "\n".join(lines) for _, lines in fenced_blocks(path.read_text(encoding="utf-8"), "python"))
+def unquoted_globs(command: str) -> list[str]:
+    """The glob characters of a shell command line outside quotes (a `#` comment ends the command)."""
+    found, quote, escaped, word_start = [], None, False, True
+    for ch in command:
+        if escaped:
+            escaped, word_start = False, False
+            continue
+        if quote:
+            if ch == quote:
+                quote = None
+            elif ch == "\\" and quote == '"':
+                escaped = True
+            continue
+        if ch == "\\":
+            escaped = True
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and word_start:
+            break
+        elif ch in GLOB_CHARACTERS:
+            found.append(ch)
+        word_start = ch.isspace()
+    return found
 
 
-def workdir(path: Path, scratch: Path) -> Path:
-    """Where a doc's commands run: a scratch directory holding the files the doc makes, else the repository."""
-    if makes_files(path):
-        setup_files(path, scratch)
-        return scratch
-    return ROOT
+def glob_problems(path: Path) -> list[str]:
+    """Commands of a page that hold an unquoted glob character."""
+    problems = []
+    for start, lang, lines in fenced_blocks_with_lang(path.read_text(encoding="utf-8")):
+        for offset, raw in enumerate(lines):
+            line = raw.strip()
+            if lang == "console" and line.startswith("$ "):
+                command = line[2:]
+            elif lang in SHELL_FENCES and line and not line.startswith("#"):
+                command = line[2:] if line.startswith("$ ") else line
+            else:
+                continue
+            bad = unquoted_globs(command)
+            if bad:
+                problems.append(f"{path}:{start + offset + 1}: `{command}` holds an unquoted {bad[0]!r}, which a "
+                                "shell expands to file names: quote it")
+    return problems
 
 
 def setup_files(path: Path, directory: Path) -> None:
-    """Run the doc's file-making python fences in `directory`."""
-    text = path.read_text(encoding="utf-8")
+    """Run the doc's file-making python fences in `directory` (the files a page makes, without its commands)."""
     here = os.getcwd()
     os.chdir(directory)
     try:
-        for _, lines in fenced_blocks(text, "python"):
-            code = textwrap.dedent("\n".join(lines))
-            if "np.save(" in code:
-                exec(compile(code, f"{path}:python", "exec"), {})
+        namespace: dict = {"__name__": "__doc__"}
+        for block in python_blocks(path):
+            if "np.save(" in block.code:
+                exec(compile(block.code, f"{path}:{block.line}", "exec"), namespace)
     finally:
         os.chdir(here)
+
+
+@contextlib.contextmanager
+def page_directory():
+    """A fresh temporary directory with links to the repository's `LINKED` entries; the working directory
+    while the page runs."""
+    here = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="promote-doc-") as tmp:
+        for name in LINKED:
+            if (ROOT / name).exists():
+                os.symlink(ROOT / name, Path(tmp) / name)
+        os.chdir(tmp)
+        try:
+            yield Path(tmp)
+        finally:
+            os.chdir(here)
+
+
+def _checked_comments(code: str) -> dict[int, object]:
+    """Line (1-based, in `code`) -> the literal a trailing comment on that line states."""
+    out = {}
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return out
+    for tok in tokens:
+        if tok.type == tokenize.COMMENT and tok.line[: tok.start[1]].strip():
+            try:
+                out[tok.start[0]] = ast.literal_eval(tok.string[1:].strip())
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                pass
+    return out
+
+
+def run_python(block: PythonBlock, namespace: dict) -> list[str]:
+    """Run one python fence in the page's namespace: its problems (a doctest that fails, an exception, a value
+    that is not what its comment says)."""
+    where = f"{block.path}:{block.line}"
+    if any(line.lstrip().startswith(">>> ") for line in block.code.splitlines()):
+        test = doctest.DocTestParser().get_doctest(block.code, namespace, where, str(block.path), block.line - 1)
+        report = io.StringIO()
+        runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE)
+        runner.run(test, out=report.write, clear_globs=False)
+        return [f"{where}: doctest fails:\n{report.getvalue()}"] if runner.failures else []
+    try:
+        tree = ast.parse(block.code, where)
+    except SyntaxError as exc:
+        return [f"{block.path}:{block.line + (exc.lineno or 1) - 1}: python block does not parse: {exc.msg}"]
+    stated = _checked_comments(block.code)
+    for stmt in tree.body:
+        line, end = block.line + stmt.lineno - 1, stmt.end_lineno
+        module = ast.Module([stmt], type_ignores=[])
+        ast.increment_lineno(module, block.line - 1)  # tracebacks name the page's lines
+        try:
+            if isinstance(stmt, ast.Expr) and end in stated:
+                value = eval(compile(ast.Expression(stmt.value), str(block.path), "eval"), namespace)
+                want = stated[end]
+                if value != want:
+                    return [f"{block.path}:{line}: `{ast.unparse(stmt)}` is {value!r}, the doc says {want!r}"]
+            else:
+                exec(compile(module, str(block.path), "exec"), namespace)
+        except Exception as exc:  # the doc's code failed: its problem, and the rest of the fence is moot
+            return [f"{block.path}:{line}: `{ast.unparse(stmt)}` raises {type(exc).__name__}: {exc}"]
+    return []
+
+
+def replay(path: Path) -> tuple[list[tuple[Example, list[str], int]], list[str]]:
+    """Run a page as the module docstring says: each console example with what it printed and its exit code,
+    and the problems of its python fences."""
+    ran, problems = [], []
+    namespace: dict = {"__name__": "__doc__"}
+    page = steps(path)  # read before the working directory changes
+    with page_directory() as directory:
+        for step in page:
+            if isinstance(step, PythonBlock):
+                with contextlib.redirect_stdout(io.StringIO()):
+                    problems += run_python(step, namespace)
+            else:
+                printed, code = run(step, directory)
+                ran.append((step, printed, code))
+    return ran, problems
 
 
 def run(example: Example, directory: Path) -> tuple[list[str], int]:
@@ -124,35 +292,30 @@ def run(example: Example, directory: Path) -> tuple[list[str], int]:
 
 
 def check(path: Path) -> list[str]:
-    """Disagreements between a doc's examples and what they print now."""
-    problems = []
-    with tempfile.TemporaryDirectory() as tmp:
-        where = workdir(path, Path(tmp))
-        for ex in examples(path):
-            printed, code = run(ex, where)
-            if printed != ex.printed or code != ex.exit_code:
-                problems.append(f"{path}:{ex.line}: `{ex.command}` prints {printed} (exit {code}), "
-                                f"the doc says {ex.printed} (exit {ex.exit_code})")
-    return problems
+    """Disagreements between a page's examples and what they do now, and its unquoted glob characters."""
+    ran, problems = replay(path)
+    for ex, printed, code in ran:
+        if printed != ex.printed or code != ex.exit_code:
+            problems.append(f"{path}:{ex.line}: `{ex.command}` prints {printed} (exit {code}), "
+                            f"the doc says {ex.printed} (exit {ex.exit_code})")
+    return problems + glob_problems(path)
 
 
 def write(path: Path) -> int:
     """Rewrite each example's printed lines and exit code with what it prints now; returns how many changed."""
     lines = path.read_text(encoding="utf-8").splitlines()
+    ran, _ = replay(path)
     changed = 0
-    with tempfile.TemporaryDirectory() as tmp:
-        where = workdir(path, Path(tmp))
-        for ex in reversed(examples(path)):
-            printed, code = run(ex, where)
-            if printed == ex.printed and code == ex.exit_code:
-                continue
-            changed += 1
-            indent = re.match(r"\s*", lines[ex.line - 1]).group(0)
-            end = ex.line  # index just after the command line
-            while end < len(lines) and not lines[end].strip().startswith(("$ ", "```")):
-                end += 1
-            new = [indent + p for p in printed] + ([f"{indent}# exit {code}"] if code else [])
-            lines[ex.line:end] = new
+    for ex, printed, code in reversed(ran):
+        if printed == ex.printed and code == ex.exit_code:
+            continue
+        changed += 1
+        indent = re.match(r"\s*", lines[ex.line - 1]).group(0)
+        end = ex.line  # index just after the command line
+        while end < len(lines) and not lines[end].strip().startswith(("$ ", "```")):
+            end += 1
+        new = [indent + p for p in printed] + ([f"{indent}# exit {code}"] if code else [])
+        lines[ex.line:end] = new
     if changed:
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return changed

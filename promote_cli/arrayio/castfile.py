@@ -586,12 +586,18 @@ class Outcome:
     exit_code: int = 0
 
 
+def naming(job: CastJob, message: str) -> str:
+    """An error of one cast of a run, starting with the name of the file it concerns: as it is when it
+    names the input or the output first, else with the input's name put in front."""
+    return message if message.startswith((f"{job.input}: ", f"{job.output}: ")) else f"{job.input}: {message}"
+
+
 def _run_one(args: tuple) -> Outcome:
     job, kwargs = args
     try:
         return Outcome(job.input, report=run_job(job, **kwargs))
     except PromoteError as e:
-        return Outcome(job.input, error=str(e), exit_code=e.exit_code)
+        return Outcome(job.input, error=naming(job, str(e)), exit_code=e.exit_code)
     except (OSError, ValueError) as e:  # a defect of ours: still one line, naming the input
         reason = os_message(e) if isinstance(e, OSError) else str(e)
         return Outcome(job.input, error=f"{job.input}: {reason}", exit_code=2)

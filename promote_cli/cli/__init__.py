@@ -15,9 +15,13 @@ from promote_cli.errors import EXIT_USAGE, PromoteError
 
 COMMANDS = {
     "query": ("promote_cli.cli.commands.query", "query", "The common dtype of two operands."),
-    "table": ("promote_cli.cli.commands.table", "table", "The full promotion matrix, or the differences of two."),
+    "table": ("promote_cli.cli.commands.table", "table", "The full promotion matrix, or the differences of two or more."),
+    "expr": ("promote_cli.cli.commands.expr", "expr", "The result type of a whole expression, node by node."),
     "explain": ("promote_cli.cli.commands.explain", "explain", "Which rule decides a pair, and what other options give."),
     "expect": ("promote_cli.cli.commands.explain", "expect", "Check a file of expected answers (for CI)."),
+    "check": ("promote_cli.cli.commands.check", "check",
+              "Properties of a ruleset (commutative, associative, lossless, consistent) and its claims."),
+    "lattice": ("promote_cli.cli.commands.lattice", "lattice", "The Hasse diagram of a ruleset's order (dot, mermaid)."),
     "cast": ("promote_cli.cli.commands.cast", "cast", "Convert .npy files with TOSA CAST semantics."),
     "rescale": ("promote_cli.cli.commands.rescale", "rescale", "Requantize a .npy file with TOSA RESCALE (multiply, add, shift)."),
     "verify": ("promote_cli.cli.commands.verify", "verify", "Re-check a ruleset against the installed framework."),
@@ -68,6 +72,7 @@ class PromoteGroup(click.Group):
             code = exc.exit_code
         except PromoteError as exc:
             _error(str(exc))
+            _context(exc)
             code = exc.exit_code
         except click.exceptions.Abort:
             _error("aborted")
@@ -96,6 +101,19 @@ def _error(message: str) -> None:
     """A diagnostic: one line on stderr, whatever the message holds (a path with a newline, a control byte)."""
     try:
         click.echo(f"promote: {one_line(message)}", err=True)
+    except BrokenPipeError:
+        pass
+
+
+def _context(exc: PromoteError) -> None:
+    """After an error's line, the lines that show where it is (a malformed expression: the expression
+    and a caret under the position); the first line says it all on its own."""
+    lines = getattr(exc, "context_lines", None)
+    if lines is None:
+        return
+    try:
+        for line in lines():
+            click.echo(line, err=True)
     except BrokenPipeError:
         pass
 

@@ -4,7 +4,6 @@ routes through legal casts, and `check_pair`. Pure data and logic: no numpy."""
 from __future__ import annotations
 
 import functools
-from collections import deque
 
 from promote_cli.errors import UsageError
 from promote_cli.vocab.dtypes import DTYPES
@@ -86,23 +85,128 @@ def _hop_preference(t: str) -> tuple:
 _HOPS = tuple(sorted(TOSA_TYPES, key=_hop_preference))
 
 
+def holds(t: str, s: str) -> bool:
+    """Does type `t` hold every value of type `s` exactly (so a cast s -> t never changes a value)?
+    A complex type is compared by its parts; nf4 (a table of values, no exponent) and f8e8m0 (powers of
+    two) hold only themselves."""
+    if t == s:
+        return True
+    a, b = DTYPES[s], DTYPES[t]
+    if a.kind == "bool":
+        return True  # 0 and 1 are values of every type
+    if b.kind == "bool" or (a.kind == "complex" and b.kind != "complex") or b.specials == "e8m0":
+        return False  # e8m0 (powers of two) has no zero
+    if a.is_integer:
+        if b.is_integer:
+            return b.min <= a.min and a.max <= b.max
+        span = min(2 ** (b.man_bits + 1), b.max)  # every integer up to this is a value of the float
+        return b.exp_bits > 0 and a.max <= span and -a.min <= span and (a.min >= 0 or b.min < 0)
+    if b.is_integer or not (a.exp_bits and b.exp_bits):
+        return False
+    return (b.man_bits >= a.man_bits and b.max >= a.max and b.smallest_subnormal <= a.smallest_subnormal
+            and (b.min < 0 or a.min >= 0) and (b.has_inf or not a.has_inf) and (b.has_nan or not a.has_nan))
+
+
+def _paths(src: str, dst: str, through_bool: bool = False) -> list[tuple[str, ...]]:
+    """Every shortest chain of legal TOSA casts from src to dst ([] when there is none). A chain passes
+    through bool only with `through_bool` (bool keeps nothing but zero and non-zero)."""
+    layer, seen = [(src,)], {src}
+    while layer:
+        done = [p for p in layer if p[-1] == dst]
+        if done:
+            return done
+        nxt, reached = [], set()
+        for path in layer:
+            for n in _HOPS:
+                if (path[-1], n) in LEGAL and n not in seen and (n != "bool" or n == dst or through_bool):
+                    nxt.append(path + (n,))
+                    reached.add(n)
+        seen |= reached
+        layer = nxt
+    return [] if through_bool else _paths(src, dst, through_bool=True)
+
+
+def inexact_steps(path: tuple[str, ...], last: bool = False) -> list[tuple[str, str]]:
+    """The casts of a route into a type that does not hold every value of its source type, so that they may
+    change a value: before the last cast (the conversion asked for), or with `last` all of them."""
+    steps = list(zip(path[:-1], path[1:]))
+    return [(a, b) for a, b in (steps if last else steps[:-1]) if not holds(b, path[0])]
+
+
+def meeting(a: str, b: str) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """Where operands of TOSA types a and b can meet for an elementwise operator, by legal casts: (the type,
+    the route from a, the route from b; a route of one type is no cast). A type holding every value of both
+    first, then a float, then the fewest casts that may change values, then the fewest casts, then the
+    narrowest type."""
+    best = None
+    for m in TOSA_TYPES:
+        ra = (a,) if a == m else route(a, m)
+        rb = (b,) if b == m else route(b, m)
+        if ra is None or rb is None:
+            continue
+        lossy = len(inexact_steps(ra, last=True)) + len(inexact_steps(rb, last=True))
+        key = (lossy > 0, DTYPES[m].kind != "float", lossy, len(ra) + len(rb), DTYPES[m].bits, TOSA_TYPES.index(m))
+        if best is None or key < best[0]:
+            best = (key, (m, ra, rb))
+    return best[1]
+
+
 @functools.lru_cache(maxsize=None)
 def route(src: str, dst: str) -> tuple[str, ...] | None:
-    """Shortest chain of legal TOSA casts from src to dst (preferring f32 and i32 hops)."""
-    prev = {src: None}
-    queue = deque([src])
-    while queue:
-        t = queue.popleft()
-        if t == dst:
-            path = [t]
-            while prev[path[-1]] is not None:
-                path.append(prev[path[-1]])
-            return tuple(reversed(path))
-        for n in _HOPS:
-            if (t, n) in LEGAL and n not in prev:
-                prev[n] = t
-                queue.append(n)
+    """The shortest chain of legal TOSA casts from src to dst: of the shortest, one whose casts before the
+    last keep every value (so it gives what a direct cast would) where there is one, then preferring f32
+    and i32 hops."""
+    paths = _paths(src, dst)
+    if not paths:
+        return None
+    return min(paths, key=lambda p: (len(inexact_steps(p)), [_hop_preference(t) for t in p[1:-1]]))
+
+
+def _via(path: tuple[str, ...]) -> str:
+    """A route as a hint: `via i32 (i64 -> i32 -> f16), where i64 -> i32 is not exact`."""
+    text = f"via {', '.join(path[1:-1])} ({' -> '.join(path)})"
+    lossy = inexact_steps(path)
+    if lossy:
+        text += ", where " + " and ".join(f"{a} -> {b}" for a, b in lossy) + " may change values"
+    return text
+
+
+def _nearest_tosa(t: str) -> str | None:
+    """The narrowest TOSA type holding every value of `t`; for a float no TOSA type holds (f64), the widest
+    TOSA float; else None."""
+    fits = [u for u in TOSA_TYPES if holds(u, t)]
+    if fits:
+        return min(fits, key=lambda u: (DTYPES[u].bits, DTYPES[u].kind != DTYPES[t].kind))
+    if DTYPES[t].kind == "float":
+        return max((u for u in TOSA_TYPES if DTYPES[u].kind == "float"), key=lambda u: DTYPES[u].bits)
     return None
+
+
+def _exactly(src: str, dst: str) -> str:
+    return "(exact)" if holds(dst, src) else "(which may change values)"
+
+
+def _outside_hint(src: str, dst: str, foreign: list[str]) -> str:
+    """The hint for a pair with a type TOSA lacks: --mode extended, and where it helps, the way through TOSA
+    (in at the narrowest TOSA type holding the source, or out from the narrowest holding the target)."""
+    if not all(t in EXTENDED_TYPES for t in (src, dst)):
+        return ""
+    hint = "; use --mode extended"
+    if len(foreign) == 2:
+        return hint
+    if foreign == [src]:
+        inner = _nearest_tosa(src)
+        if inner is not None and inner != dst:
+            path = route(inner, dst) or (inner, dst)
+            return hint + (f", or cast {src} -> {inner} with --mode extended {_exactly(src, inner)} and then "
+                           f"{' -> '.join(path)} in TOSA")
+        return hint
+    inner = _nearest_tosa(dst)
+    if inner is not None and inner != src:
+        path = route(src, inner) or (src, inner)
+        return hint + (f", or cast {' -> '.join(path)} in TOSA and then {inner} -> {dst} with --mode "
+                       f"extended {_exactly(inner, dst)}")
+    return hint
 
 
 def check_pair(src: str, dst: str, mode: str = "tosa") -> None:
@@ -128,10 +232,8 @@ def check_pair(src: str, dst: str, mode: str = "tosa") -> None:
     foreign = [t for t in (src, dst) if t not in TOSA_TYPES]
     if foreign:
         what = " or ".join(foreign)
-        extra = ", or use --mode extended" if all(t in EXTENDED_TYPES for t in (src, dst)) else ""
-        raise UsageError(f"{head}: TOSA has no {what} type{extra}")
+        raise UsageError(f"{head}: TOSA has no {what} type{_outside_hint(src, dst, foreign)}")
     path = route(src, dst)
     if path is None:  # pragma: no cover - every TOSA type reaches every other
         raise UsageError(f"{head}; use --mode extended")
-    via = ", ".join(path[1:-1])
-    raise UsageError(f"{head}; cast via {via} ({' -> '.join(path)}), or use --mode extended")
+    raise UsageError(f"{head}; cast {_via(path)}, or use --mode extended")

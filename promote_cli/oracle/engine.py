@@ -159,7 +159,7 @@ def _environment(rs: Ruleset) -> dict:
         signed_wanted = lo < 0
         fits = [d for d in ints if d.min <= lo and d.max >= hi]
         if not fits:
-            raise Refusal(f"no integer type of {rs.name} holds both {x} and {y}")
+            raise Refusal(f"no integer type of {rs.key} holds both {x} and {y}")
         width = fits[0].bits
         same = [d for d in fits if d.bits == width]
         return next((d for d in same if (d.kind == "signed") == signed_wanted), same[0])
@@ -170,7 +170,7 @@ def _environment(rs: Ruleset) -> dict:
         for d in floats:
             if d.exp_bits >= e and d.man_bits >= m:
                 return d
-        raise Refusal(f"no floating-point type of {rs.name} holds both {x} and {y}")
+        raise Refusal(f"no floating-point type of {rs.key} holds both {x} and {y}")
 
     def table(name: str, x, y):
         t = rs.tables[name]
@@ -181,7 +181,7 @@ def _environment(rs: Ruleset) -> dict:
         if trace is not None:  # `promote explain` is watching
             trace.append(("table", name, row, col, None if cell is REFUSE else cell))
         if cell is None or cell is REFUSE:
-            raise Refusal(t.reason.format(a=x, b=y, table=name))
+            raise Refusal(t.reasons.get((row, col), t.reason).format(a=x, b=y, table=name))
         return cell
 
     def join(name: str, x, y):
@@ -304,7 +304,7 @@ def resolve_op(rs: Ruleset, op: str) -> str:
 
         close = difflib.get_close_matches(op, list(rs.op_index), n=3)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
-        raise UsageError(f"{rs.name} has no op {op!r}{hint}; ops: {', '.join(rs.op_index)}")
+        raise UsageError(f"{rs.key} has no op {op!r}{hint}; ops: {', '.join(rs.op_index)}")
     return group
 
 
@@ -315,7 +315,7 @@ def parse_options(rs: Ruleset, given: dict | None) -> dict:
         opt = rs.options.get(name)
         if opt is None:
             valid = ", ".join(rs.options) or "none"
-            raise UsageError(f"{rs.name} has no option {name!r} (options: {valid})")
+            raise UsageError(f"{rs.key} has no option {name!r} (options: {valid})")
         values[name] = opt.parse(value)
     return values
 
@@ -329,24 +329,26 @@ def normalise(rs: Ruleset, x: Operand | str) -> Operand:
         x = x.with_form(TENSOR)
     elif x.form == WEAK:
         if policy.weak == "refuse":
-            raise UsageError(policy.refuse_message or f"{rs.name} has no rules for weak operands like {x}")
+            raise UsageError(policy.refuse_message or f"{rs.key} has no rules for weak operands like {x}")
         if policy.weak == "tensor":
             x = x.with_form(TENSOR)
     elif x.form == PYTHON:
         if isinstance(policy.python, dict):
             mapped = policy.python.get(x.pykind)
             if mapped is None:
-                raise UsageError(f"{rs.name} has no Python {x.pykind} scalars")
+                raise UsageError(f"{rs.key} has no Python {x.pykind} scalars")
             x = mapped
         elif policy.python == "refuse":
-            raise UsageError(policy.refuse_message or f"{rs.name} has no rules for Python scalars like {x}")
+            raise UsageError(policy.refuse_message or f"{rs.key} has no rules for Python scalars like {x}")
     if x.dtype is not None and x.dtype not in rs.types:
         raise Refusal(rs.unsupported_type.format(dtype=x.dtype))
     return x
 
 
-def answer(rs: Ruleset, a, b, op: str = "add", options: dict | None = None) -> Answer:
-    """The answer of ruleset `rs` for `a op b` with `options` (names -> values)."""
+def answer(rs: Ruleset, a, b, op: str = "add", options: dict | None = None,
+           skip_after: frozenset = frozenset()) -> Answer:
+    """The answer of ruleset `rs` for `a op b` with `options` (names -> values); `skip_after` names
+    `[[after]]` clauses left out (an expression's operator whose kernel is not the op's)."""
     group = resolve_op(rs, op)
     values = parse_options(rs, options)
     a_in = a if isinstance(a, Operand) else operands.parse(a)
@@ -358,13 +360,13 @@ def answer(rs: Ruleset, a, b, op: str = "add", options: dict | None = None) -> A
     except Refusal as exc:
         return Answer(**base, result=None, rule="types", reason=str(exc), refusal=str(exc))
     memo = rs.state.setdefault("memo", {})
-    key = (op, str(na), str(nb), tuple(values.items()))
+    key = (op, str(na), str(nb), tuple(values.items())) + ((skip_after,) if skip_after else ())
     hit = memo.get(key)
     if hit is None:
-        hit = memo[key] = _decide(rs, group, op, na, nb, values)
+        hit = memo[key] = _decide(rs, group, op, na, nb, values, skip_after=skip_after)
     result, rule, reason, refusal = hit
     hint = None
-    if result is None:
+    if result is None and not skip_after:
         hint = _hint(rs, group, op, na, nb, values)
     return Answer(**base, result=str(result) if result is not None else None, rule=rule, reason=reason,
                   refusal=refusal, hint=hint, result_operand=result)
@@ -378,7 +380,8 @@ def _env(rs: Ruleset) -> dict:
     return env
 
 
-def _decide(rs: Ruleset, group: str, op: str, a: Operand, b: Operand, values: dict, after: bool = True):
+def _decide(rs: Ruleset, group: str, op: str, a: Operand, b: Operand, values: dict, after: bool = True,
+            skip_after: frozenset = frozenset()):
     """(result, rule, reason, refusal) for normalised operands; messages see `{op}` as the user wrote it.
     `after=False`: the `[[rules]]` clause's result, without the `[[after]]` clauses."""
     env = _env(rs)
@@ -394,17 +397,20 @@ def _decide(rs: Ruleset, group: str, op: str, a: Operand, b: Operand, values: di
                 rule = clause.name
                 break
         else:
-            raise _Decided(f"no rule of {rs.name} decides {a} {op} {b}", None)
+            raise _Decided(f"no rule of {rs.key} decides {a} {op} {b}", None)
         if after:
-            result, rule, reason = _after(rs, env, local, a, b, result, rule, reason)
+            result, rule, reason = _after(rs, env, local, a, b, result, rule, reason, skip_after)
         return result, rule, reason, None
     except _Decided as exc:
         return None, exc.rule, str(exc), str(exc)
 
 
-def _after(rs: Ruleset, env: dict, local: dict, a: Operand, b: Operand, result, rule, reason):
-    """Every matching `[[after]]` clause adjusts `result` (or raises _Decided)."""
+def _after(rs: Ruleset, env: dict, local: dict, a: Operand, b: Operand, result, rule, reason,
+           skip: frozenset = frozenset()):
+    """Every matching `[[after]]` clause (but those named in `skip`) adjusts `result` (or raises _Decided)."""
     for clause in rs.after:
+        if clause.name in skip:
+            continue
         outcome = _try(rs, clause, env, local, a, b, result)
         if outcome is not None:
             if rs.state.get("trace") is not None:
@@ -456,6 +462,22 @@ def _as_operand(value) -> Operand:
     if isinstance(value, Operand):
         return value.with_form(TENSOR) if value.form == RANK0 else value
     raise TypeError(f"a rule result must be a dtype or operand, got {value!r}")
+
+
+def formula(rs: Ruleset, expr, values: dict, where: str, **names):
+    """A compiled rule expression of `rs` evaluated with typed option `values` and `names` (a, b, result, ...).
+
+    A Refusal it raises passes through; any other failure is a RuleDefect naming the file and `where`."""
+    local = dict(values)
+    local.update(names)
+    local.setdefault("op", None)
+    try:
+        return expr.eval(_env(rs), local)
+    except PromoteError:
+        raise
+    except Exception as exc:
+        shown = ", ".join(f"{k}={v}" for k, v in names.items())
+        raise RuleDefect(f"{rs.path}: {where} fails on ({shown}): {exc}") from None
 
 
 def _hint(rs: Ruleset, group: str, op: str, a: Operand, b: Operand, values: dict) -> dict | None:
@@ -536,7 +558,7 @@ def _decide_n(rs: Ruleset, group: str, op: str, normal: list[Operand], values: d
         return _grouped(rs, group, op, normal, values)
     if len(normal) == 1:
         if normal[0].dtype is None:
-            raise UsageError(f"{normal[0]} alone has no dtype in {rs.name}")
+            raise UsageError(f"{normal[0]} alone has no dtype in {rs.key}")
         return normal[0], "one operand", "a single operand is its own result", None
     memo = rs.state.setdefault("memo", {})
     acc, rules, reasons = normal[0], [], []
@@ -633,7 +655,7 @@ def _grouped(rs: Ruleset, group: str, op: str, normal: list[Operand], values: di
     forms = rs.nary.groups
     stray = next((x for x in normal if x.form not in forms), None)
     if stray is not None:
-        raise UsageError(f"{rs.name} answers N operands by their form ({', '.join(forms)}), and {stray} has none of them")
+        raise UsageError(f"{rs.key} answers N operands by their form ({', '.join(forms)}), and {stray} has none of them")
 
     def pair(x: Operand, y: Operand):
         key = (op, str(x), str(y), tuple(values.items()))

@@ -14,11 +14,13 @@ import string
 import sys
 from pathlib import Path
 
-from promote_cli.errors import RuleFileError, UsageError
+from promote_cli.errors import RuleFileError, UsageError, one_line
 from promote_cli.oracle.expr import REFERENCE_FUNCTIONS, Expr, ExprError, Let, compile_expr, define_lets
 from promote_cli.oracle.model import (
     REFUSE,
     Clause,
+    ExpressionRules,
+    ExprOperator,
     Lattice,
     NAry,
     OperandPolicy,
@@ -28,6 +30,7 @@ from promote_cli.oracle.model import (
     TypeMap,
 )
 from promote_cli.vocab import dtypes, operands
+from promote_cli.vocab import operators as operators_vocab
 from promote_cli.vocab.dtypes import DType
 from promote_cli.vocab.operands import PYTHON, WEAK, Operand
 
@@ -35,9 +38,9 @@ SCHEMA = 2          # the newest schema this promote reads
 SCHEMAS = (1, 2)    # every schema it reads; a file without `schema` is schema 1
 TOP_KEYS = {"schema", "name", "version", "default", "description", "source", "follows", "extends", "types",
             "unsupported_type", "notes", "probe", "operands", "options", "ops", "tables", "lattices",
-            "rules", "after", "sets", "op_lists", "let", "nary", "maps"}
-SCHEMA2_KEYS = ("sets", "op_lists", "let", "nary", "maps")
-MERGED_KEYS = ("tables", "lattices", "options", "ops", "sets", "op_lists", "let", "maps")
+            "rules", "after", "sets", "op_lists", "let", "nary", "maps", "claims", "expressions"}
+SCHEMA2_KEYS = ("sets", "op_lists", "let", "nary", "maps", "expressions")
+MERGED_KEYS = ("tables", "lattices", "options", "ops", "sets", "op_lists", "let", "maps", "expressions")
 RESERVED = frozenset({"a", "b", "op", "result", "true", "false", "True", "False"})
 #: `kind:WORD` in a set: the file's types of these vocabulary kinds.
 KIND_WORDS = {**{k: (k,) for k in dtypes.KINDS}, "int": ("signed", "unsigned")}
@@ -47,6 +50,8 @@ GROUP_FORMS = ("tensor", "0d", "weak")
 FORM_POLICIES = {"rank0": ("distinct", "tensor"), "weak": ("distinct", "tensor", "refuse"),
                  "python": ("distinct", "refuse")}
 OPTION_TYPES = ("bool", "dtype", "choice", "int")
+#: the properties a file may claim in `[claims]`; `promote check` proves or refutes each (oracle/properties.py)
+CLAIMS = ("commutative", "associative", "lossless", "consistent")
 CLAUSE_KEYS = {"name", "ops", "if", "symmetric", "result", "refuse", "weak", "reason"}
 
 # Function names an expression may call; engine.py implements them.
@@ -271,7 +276,20 @@ def build(raw: dict, path: str) -> Ruleset:
             seen.add(clause.name)
             getattr(rs, phase).append(clause)
     rs.nary = _nary(check, raw.get("nary"), rs, scope)
+    rs.claims = _claims(check, raw.get("claims", {}))
+    if "expressions" in raw:
+        rs.expressions = _expressions(check, raw["expressions"], rs, scope)
     return rs
+
+
+def _claims(check: _Checker, raw) -> dict[str, bool]:
+    """`[claims]`: properties the file says its rules have (true) or lack (false), checked by `promote check`."""
+    raw = check.table_of(raw, "claims")
+    check.unknown_keys(raw, CLAIMS, "claims")
+    for key, value in raw.items():
+        if not isinstance(value, bool):
+            check.fail(f"claims.{key}", f"expected true or false, got {value!r}")
+    return {key: raw[key] for key in CLAIMS if key in raw}
 
 
 def type_set(raw: dict, name: str, path: str) -> tuple[DType, ...]:
@@ -474,7 +492,7 @@ def _ops(check: _Checker, raw):
 def _table(check: _Checker, name: str, raw, sets: _Sets) -> Table:
     key = f"tables.{name}"
     raw = check.table_of(raw, key)
-    check.unknown_keys(raw, {"columns", "rows", "commutative", "refusal", "reason"}, key)
+    check.unknown_keys(raw, {"columns", "rows", "commutative", "refusal", "reason", "reasons"}, key)
     marker = check.str_of(raw.get("refusal"), f"{key}.refusal", "x")
     raw_columns = raw.get("columns")
     if isinstance(raw_columns, str) and raw_columns in sets.raw:  # columns = "SET": the set's dtypes
@@ -519,7 +537,29 @@ def _table(check: _Checker, name: str, raw, sets: _Sets) -> Table:
                            f"column {col} says {_cell(cell, marker)} but row {col}, column {row} says "
                            f"{_cell(mirror, marker)} (the table is declared commutative)")
     check.template(table.reason, f"{key}.reason", {"a", "b", "table"})
+    _cell_reasons(check, key, raw.get("reasons"), table)
     return table
+
+
+def _cell_reasons(check: _Checker, key: str, raw, table: Table) -> None:
+    """`[tables.NAME.reasons]`: "ROW COLUMN" = the reason of that refused cell (and of its mirror in a
+    commutative table), instead of the table's `reason`."""
+    if raw is None:
+        return
+    for cell_key, text in check.table_of(raw, f"{key}.reasons").items():
+        where = f"{key}.reasons.{cell_key}"
+        names = str(cell_key).split()
+        if len(names) != 2:
+            check.fail(where, "a reason's key is 'ROW COLUMN', two operands")
+            continue
+        row, col = (str(check.operand(n, where)) for n in names)
+        if table.cells.get((row, col)) is not REFUSE:
+            check.fail(where, f"row {row}, column {col} is not a refused cell of the table")
+            continue
+        text = check.template(text, where, {"a", "b", "table"})
+        table.reasons[(row, col)] = text
+        if table.commutative:
+            table.reasons[(col, row)] = text
 
 
 def _cell(cell, marker: str) -> str:
@@ -853,3 +893,87 @@ def _nary(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> NAry:
             except ExprError as exc:
                 check.fail(f"nary.{key}", str(exc))
     return NAry(method, None, None, strong_first, order, expressions["knows"], expressions.get("keeps"))
+
+
+EXPR_OPERATOR_KEYS = {"op", "promotion", "promotion_if", "both_python", "skip_after", "result", "refuse_if", "refuse", "literal_range", "condition",
+                      "condition_refuse", "doc"}
+#: names an operator's expressions see besides the rule names: a Python scalar's value (0 when unknown)
+EXPR_NAMES = frozenset({"a_value", "b_value"})
+
+
+def _expressions(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> ExpressionRules:
+    """`[expressions]`: how `promote expr` evaluates in this framework."""
+    raw = check.table_of(raw, "expressions")
+    check.unknown_keys(raw, {"literals", "operators", "literal_range_message", "unsigned_literals_wrap", "doc"},
+                       "expressions")
+    wrap = raw.get("unsigned_literals_wrap", False)
+    if not isinstance(wrap, bool):
+        check.fail("expressions.unsigned_literals_wrap", "expected true or false")
+    doc = check.str_of(raw.get("doc", ""), "expressions.doc")
+    literals = {}
+    lit_raw = check.table_of(raw.get("literals", {}), "expressions.literals")
+    check.unknown_keys(lit_raw, operators_vocab.LITERAL_KINDS, "expressions.literals")
+    for kind, spelling in lit_raw.items():
+        key = f"expressions.literals.{kind}"
+        operand = check.operand(spelling, key)
+        if operand.form == PYTHON and (kind == "long" or operand.pykind != kind):
+            check.fail(key, f"{kind} literals cannot be the Python scalar {operand}")
+        if operand.dtype is not None and operand.dtype not in rs.type_set:
+            check.fail(key, f"{operand.dtype} is not one of the file's types")
+        literals[kind] = operand
+    message = check.template(raw.get("literal_range_message", "Python integer {value} out of bounds for {dtype}"),
+                             "expressions.literal_range_message", {"value", "dtype"})
+    operators = {}
+    allowed = operators_vocab.OPERATOR_NAMES
+    fields = MESSAGE_FIELDS | set(rs.options) | set(rs.sets)
+    for name, spec in check.table_of(raw.get("operators", {}), "expressions.operators").items():
+        key = f"expressions.operators.{one_line(name)}"
+        if name not in allowed:
+            check.fail(key, f"unknown operator (operators: {', '.join(allowed)})")
+        spec = check.table_of(spec, key)
+        check.unknown_keys(spec, EXPR_OPERATOR_KEYS, key)
+        op = spec.get("op")
+        if op is None and name not in operators_vocab.UNARY.values():
+            check.fail(f"{key}.op", "a binary operator or a call names the ruleset op that promotes its operands")
+        if op is not None:
+            op = check.str_of(op, f"{key}.op")
+            if rs.ops is not None and op not in rs.op_index:
+                check.fail(f"{key}.op", f"{op!r} is not an op of this file (ops: {', '.join(map(repr, rs.op_index))})")
+
+        def expr(field_name: str, extra=frozenset()):
+            if field_name not in spec:
+                return None
+            text = check.str_of(spec[field_name], f"{key}.{field_name}")
+            try:
+                return compile_expr(text, scope.names_with_result | EXPR_NAMES | extra, FUNCTIONS, scope.lets,
+                                    scope.check_call, scope.rewrite_call)
+            except ExprError as exc:
+                check.fail(f"{key}.{field_name}", str(exc))
+
+        refuse_if, refuse = expr("refuse_if"), spec.get("refuse")
+        if (refuse_if is None) != (refuse is None):
+            check.fail(key, "refuse_if and refuse go together")
+        if refuse is not None:
+            refuse = check.template(refuse, f"{key}.refuse", fields, rs.sets)
+        condition = expr("condition", frozenset({"cond"}))
+        condition_refuse = spec.get("condition_refuse")
+        if (condition is None) != (condition_refuse is None) or (condition is not None and name != "where"):
+            check.fail(key, "condition and condition_refuse go together, in where only")
+        if condition_refuse is not None:
+            condition_refuse = check.template(condition_refuse, f"{key}.condition_refuse", {"cond", "op"})
+        operators[name] = ExprOperator(name, op, expr("result"), refuse_if, refuse or "", expr("literal_range"),
+                                       condition, condition_refuse or "", check.str_of(spec.get("doc", ""), f"{key}.doc"),
+                                       expr("promotion"), expr("both_python"))
+        spec_op = operators[name]
+        spec_op.promotion_if = expr("promotion_if")
+        if spec_op.promotion_if is not None and spec_op.promotion is None:
+            check.fail(f"{key}.promotion_if", "promotion_if says when `promotion` applies: give promotion too")
+        skip = check.list_of(spec.get("skip_after", []), f"{key}.skip_after")
+        after_names = {clause.name for clause in rs.after}
+        for index, clause_name in enumerate(skip):
+            if clause_name not in after_names:
+                check.fail(f"{key}.skip_after[{index}]", f"{clause_name!r} names no [[after]] clause of this file")
+        spec_op.skip_after = frozenset(skip)
+        if operators[name].both_python is not None and name not in operators_vocab.CALLS:
+            check.fail(f"{key}.both_python", "only a call meets two Python scalars (an operator leaves them to Python)")
+    return ExpressionRules(literals, operators, message, doc, wrap)

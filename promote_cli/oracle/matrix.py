@@ -7,7 +7,7 @@ so a broken rule file is reported instead of being shown as a refusal or a diffe
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from promote_cli.errors import RuleDefect, UsageError
 from promote_cli.oracle.engine import Answer, answer, parse_options, resolve_op
@@ -39,15 +39,25 @@ class Side:
     options: dict
 
 
+#: the kinds of difference a diff counts, in the order a summary names them: two sides give different results;
+#: a side refuses a pair another answers; a side lacks an operand's type (or form) that another answers for
+DIFFERENT, REFUSED, ABSENT = "different_results", "refused_on_a_side", "type_absent"
+KINDS = (DIFFERENT, REFUSED, ABSENT)
+
+
 @dataclass
 class Diff:
-    """The cells where the sides answer differently; each difference is `{"a", "b", LABEL: result, ...}`."""
+    """The cells where the sides answer differently; each difference is `{"a", "b", LABEL: result, ...}`.
+
+    `summary` counts them: `cells` compared, `differing`, and one count per kind of difference (`KINDS`;
+    a cell with two different results counts as `different_results` even when a third side refuses it)."""
 
     frameworks: tuple[str, ...]
     op: str
     types: list[str]
     differences: list[dict]
     versions: tuple[str, ...] = ()  # each side's ruleset as NAME@VERSION, in the order of `frameworks`
+    summary: dict = field(default_factory=dict)
 
 
 def axis(rs: Ruleset | None, types: list[str] | None) -> list[str]:
@@ -87,7 +97,7 @@ def matrix(rs: Ruleset, types: list[str] | None = None, op: str = "add", options
         for b in names:
             ans = _cell(rs, a, b, op, options)
             if ans is None:
-                ans = Answer(rs.name, rs.version, op, a, b, {}, None, None, "", f"{rs.name} cannot take {a} op {b}")
+                ans = Answer(rs.name, rs.version, op, a, b, {}, None, None, "", f"{rs.key} cannot take {a} op {b}")
             row.append(ans)
         cells.append(row)
     return Matrix(rs.name, rs.version, op, names, cells, shown)
@@ -109,16 +119,38 @@ def diff(sides: list[Side], types: list[str] | None = None, op: str = "add") -> 
         parse_options(side.ruleset, side.options)  # bad values fail here, once
     names = axis(None, types) if types is not None else union_types([s.ruleset for s in sides])
     out = []
+    counts = dict.fromkeys(KINDS, 0)
     for a in names:
         for b in names:
-            results = [_result(s.ruleset, a, b, op, s.options) for s in sides]
+            cells = [_outcome(s.ruleset, a, b, op, s.options) for s in sides]
+            results = [r for r, _ in cells]
             if any(r != results[0] for r in results[1:]):
                 row = {"a": a, "b": b}
                 row.update(zip(labels, results))
                 out.append(row)
-    return Diff(tuple(labels), op, names, out, tuple(s.ruleset.key for s in sides))
+                counts[_kind(cells)] += 1
+    summary = {"cells": len(names) ** 2, "differing": len(out), **counts}
+    return Diff(tuple(labels), op, names, out, tuple(s.ruleset.key for s in sides), summary)
 
 
-def _result(rs: Ruleset, a: str, b: str, op: str, options: dict | None) -> str | None:
+def _kind(cells: list[tuple[str | None, bool]]) -> str:
+    """The kind of a differing cell, from each side's (result, whether it has both operands)."""
+    if len({r for r, _ in cells if r is not None}) > 1:
+        return DIFFERENT
+    if any(r is None and present for r, present in cells):
+        return REFUSED
+    return ABSENT
+
+
+def _outcome(rs: Ruleset, a: str, b: str, op: str, options: dict | None) -> tuple[str | None, bool]:
+    """(result, present): the cell's result (None when refused or absent) and whether the ruleset has both
+    operands (their dtypes are among its types and it reasons about their forms)."""
     ans = _cell(rs, a, b, op, options)
-    return ans.result if ans is not None else None
+    if ans is None:
+        return None, False
+    return ans.result, all(_has(rs, x) for x in (a, b))
+
+
+def _has(rs: Ruleset, operand: str) -> bool:
+    dtype = operands.parse(operand).dtype
+    return dtype is None or dtype in rs.type_set

@@ -36,6 +36,7 @@ class Table:
     reason: str
     marker: str
     cells: dict[tuple[str, str], Operand | Refuse] = field(default_factory=dict)
+    reasons: dict[tuple[str, str], str] = field(default_factory=dict)  # a refused cell's own reason
 
 
 @dataclass
@@ -159,6 +160,44 @@ class OperandPolicy:
 
 
 @dataclass
+class ExprOperator:
+    """How one operator or named op of `promote expr` evaluates (`[expressions.operators."+"]`).
+
+    `op` is the ruleset op whose pair answer promotes the operands (None for a unary operator:
+    the operand is its own promotion); `refuse_if`/`refuse` refuse a promoted pair; `result`
+    turns the promotion into the node's result (comparisons give bool, true division a float);
+    `literal_range`: the dtype a Python integer literal must fit (NEP 50: the promoted type);
+    `promotion`: an expression that promotes the pair instead of `op`'s answer;
+    `condition` (where): what the first argument must be.
+    """
+
+    name: str
+    op: str | None
+    result: Expr | None = None
+    refuse_if: Expr | None = None
+    refuse: str = ""
+    literal_range: Expr | None = None
+    condition: Expr | None = None
+    condition_refuse: str = ""
+    doc: str = ""
+    promotion: Expr | None = None
+    both_python: Expr | None = None
+    promotion_if: Expr | None = None          # promotion applies only where this holds (else `op`)
+    skip_after: frozenset = frozenset()       # `op`'s [[after]] clauses that are not this operator's
+
+
+@dataclass
+class ExpressionRules:
+    """A file's `[expressions]`: what its literals are and how each operator evaluates (docs/rules.md)."""
+
+    literals: dict[str, Operand]
+    operators: dict[str, ExprOperator]
+    literal_range_message: str = "Python integer {value} out of bounds for {dtype}"
+    doc: str = ""
+    unsigned_wrap: bool = False   # an unsigned type takes -max..max (c10::overflows), not 0..max
+
+
+@dataclass
 class Ruleset:
     name: str
     version: str
@@ -185,6 +224,8 @@ class Ruleset:
     nary: NAry = field(default_factory=NAry)
     type_set: frozenset = field(default_factory=frozenset)
     maps: dict[str, TypeMap] = field(default_factory=dict)
+    expressions: ExpressionRules | None = None
+    claims: dict[str, bool] = field(default_factory=dict)  # `[claims]`: property -> what the file says of it
     state: dict = field(default_factory=dict)  # the engine's compiled environment and memo
 
     @property

@@ -9,8 +9,9 @@ import tempfile
 
 from promote_cli.errors import UsageError
 
-#: the keys of a recording that hold cases, written one case per line, in this order, last.
-CASE_LISTS = ("nary", "cases")
+#: the keys of a recording that hold cases, written one case per line, in this order, last
+#: (``expressions``: an expression recording's cases, docs/architecture.md).
+CASE_LISTS = ("nary", "cases", "expressions")
 
 
 def write_recording(data: dict, path: str) -> None:

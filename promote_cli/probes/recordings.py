@@ -17,6 +17,7 @@ from promote_cli.oracle.engine import answer, answer_n
 
 CASE_SHAPE = "[op, a, b, options, result, error]"
 NARY_SHAPE = "[op, [a, b, c, ...], null, options, result, error]"
+EXPR_SHAPE = "[expression, options, result, error]"
 
 
 @dataclass
@@ -57,18 +58,21 @@ def load_recording(path: str | Path) -> dict:
 def check_recording(data, where: str) -> None:
     """UsageError unless `data` has the shape of a recording: `ruleset` (a name), optional `package` and
     `version` strings, `cases`, a list of [op, a, b, options, result, error], and optionally `nary`, a list
-    of [op, [a, b, c, ...], null, options, result, error]."""
+    of [op, [a, b, c, ...], null, options, result, error]; or, for an expression recording (docs/architecture.md,
+    "Expression recordings"), `expressions`, a list of [expression, options, result, error], instead of `cases`."""
     if not isinstance(data, dict):
         raise UsageError(f"{where}: not a recording: expected a JSON object, got {type(data).__name__}")
-    missing = [k for k in ("ruleset", "cases") if k not in data]
+    missing = [k for k in ("ruleset", "cases") if k not in data and not (k == "cases" and "expressions" in data)]
     if missing:
-        raise UsageError(f"{where}: not a recording (needs 'ruleset' and 'cases'; missing {', '.join(missing)})")
+        raise UsageError(f"{where}: not a recording (needs 'ruleset' and 'cases', or 'expressions' for an "
+                         f"expression recording; missing {', '.join(missing)})")
     if not isinstance(data["ruleset"], str) or not data["ruleset"].strip():
         raise UsageError(f"{where}: ruleset: expected a framework name, got {_brief(data['ruleset'])}")
     for key in ("package", "version"):
         if key in data and not isinstance(data[key], (str, type(None))):
             raise UsageError(f"{where}: {key}: expected a string, got {_brief(data[key])}")
-    cases = data["cases"]
+    _check_expressions(data, where)
+    cases = data.get("cases", [])
     if not isinstance(cases, list):
         raise UsageError(f"{where}: cases: expected a list of {CASE_SHAPE}, got {type(cases).__name__}")
     for index, case in enumerate(cases):
@@ -95,6 +99,17 @@ def check_recording(data, where: str) -> None:
         _check_answer(where, f"nary[{index}]", options, result, error)
 
 
+def _check_expressions(data: dict, where: str) -> None:
+    """An expression recording's `expressions`: each [expression, options, result, error]."""
+    cases = data.get("expressions", [])
+    if not isinstance(cases, list):
+        raise UsageError(f"{where}: expressions: expected a list of {EXPR_SHAPE}, got {type(cases).__name__}")
+    for index, case in enumerate(cases):
+        if not isinstance(case, list) or len(case) != 4 or not isinstance(case[0], str):
+            raise UsageError(f"{where}: expressions[{index}]: expected {EXPR_SHAPE}, got {_brief(case)}")
+        _check_answer(where, f"expressions[{index}]", *case[1:])
+
+
 def _check_answer(where: str, key: str, options, result, error) -> None:
     """A case's options (an object of plain values), result and error (strings or null)."""
     if not isinstance(options, dict):
@@ -113,7 +128,7 @@ def same_framework(recording: dict, framework: str, where: str) -> None:
     rs = registry.load(framework)
     recorded = recording["ruleset"].strip().partition("@")[0]
     if recorded != rs.name:
-        raise UsageError(f"{where} records {recording['ruleset']!r}, not {rs.name}: compare it with -f {recorded}")
+        raise UsageError(f"{where} records {recording['ruleset']!r}, not {rs.key}: compare it with -f {recorded}")
 
 
 def compare(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mismatch]]:
@@ -123,7 +138,7 @@ def compare(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mism
     a rule that fails on a case (`RuleDefect`) is raised, never counted as a disagreement."""
     rs = registry.load(ruleset or recording["ruleset"])
     mismatches = []
-    for case in recording["cases"]:
+    for case in recording.get("cases", []):
         op, a, b, options, expected, error = case
         try:
             ans = answer(rs, a, b, op, options)
@@ -134,7 +149,35 @@ def compare(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mism
             got, got_error = None, str(exc)
         if got != expected:
             mismatches.append(Mismatch(op, a, b, options, expected, got, error, got_error))
-    return len(recording["cases"]), mismatches
+    return len(recording.get("cases", [])), mismatches
+
+
+def compare_expressions(recording: dict, ruleset: str | None = None) -> tuple[int, list[str]]:
+    """(cases checked, disagreement lines) of a recording's whole expressions (``expressions``:
+    ``[expression, options, result, error]``) against `promote expr`: the same result operand, form
+    included, or a refusal where the framework raised.  UsageError when the ruleset has no
+    ``[expressions]`` rules; a rule that fails (`RuleDefect`) is raised, never counted."""
+    from promote_cli.expressions.evaluate import evaluate  # noqa: PLC0415 - only expression recordings need it
+
+    rs = registry.load(ruleset or recording["ruleset"])
+    if rs.expressions is None:
+        raise UsageError(f"{rs.key} has no [expressions] rules to compare whole expressions with")
+    bad = []
+    cases = recording.get("expressions", [])
+    for text, options, expected, error in cases:
+        try:
+            ans = evaluate(rs, text, options)
+            got, got_error = ans.result, ans.refusal
+        except RuleDefect:
+            raise
+        except PromoteError as exc:  # a form or operator the rules have no answer for: a refusal
+            got, got_error = None, str(exc)
+        if got != expected:
+            opts = " ".join(f"-O {k}={json.dumps(v).strip(chr(34))}" for k, v in options.items())
+            want = expected if expected is not None else f"an error ({error})"
+            said = got if got is not None else f"a refusal ({got_error})"
+            bad.append(f"{text} {opts}".rstrip() + f": framework gives {want}, promote expr gives {said}")
+    return len(cases), bad
 
 
 def compare_nary(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mismatch]]:
@@ -176,6 +219,20 @@ def probe_module(ruleset: str):
     return module
 
 
+def _live_expressions(framework: str) -> tuple[str, int, list[str]] | None:
+    """The check of whole expressions asked live (promote_cli/probes/expressions.py), for a framework
+    the expression probe evaluates and whose ruleset has ``[expressions]`` rules; None otherwise."""
+    from promote_cli.probes import expressions  # noqa: PLC0415
+
+    rs = registry.load(framework)
+    if rs.expressions is None or rs.name not in expressions.FRAMEWORKS:
+        return None
+    data = expressions.record(rs.name)
+    check_recording(data, "what promote_cli.probes.expressions recorded")
+    n, bad = compare_expressions(data, framework)
+    return "whole expressions", n, bad
+
+
 @dataclass
 class Report:
     """What `promote verify` found: the ruleset's cases, and any checks of the probe's own."""
@@ -186,6 +243,7 @@ class Report:
     cases: int
     mismatches: list[Mismatch]
     checks: list[tuple[str, int, list[str]]]
+    ruleset: str = ""  # the ruleset compared, as NAME@VERSION
 
     @property
     def agrees(self) -> bool:
@@ -207,8 +265,15 @@ def run(framework: str, recording: str | None = None) -> Report:
         data = record_for(framework) if record_for else probe.record()
         check_recording(data, f"what {probe.__name__} recorded")
         checks = list(getattr(probe, "extra_checks", lambda: [])())
+        expressions = _live_expressions(framework)
+        if expressions is not None:
+            checks.insert(0, expressions)
     total, mismatches = compare(data, framework)
     if data.get("nary"):  # N-operand cases: a check of their own, beside the pairs
         n, bad = compare_nary(data, framework)
         checks.insert(0, ("N-operand cases", n, [m.line() for m in bad]))
-    return Report(framework, f"{data.get('package')} {data.get('version')}", data, total, mismatches, checks)
+    if "expressions" in data:  # a saved expression recording
+        n, bad = compare_expressions(data, framework)
+        checks.insert(0, ("whole expressions", n, bad))
+    return Report(framework, f"{data.get('package')} {data.get('version')}", data, total, mismatches, checks,
+                  registry.load(framework).key)

@@ -6,6 +6,7 @@ output-format interface renders each file's report.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 
@@ -13,6 +14,7 @@ import click
 
 import promote_cli as api
 from promote_cli.cli import formats
+from promote_cli.cli.options import complete_path, complete_plain_dtype
 from promote_cli.errors import EXIT_NO, EXIT_OK, PromoteError, one_line
 
 #: a single file at least this large gets a progress bar (on a terminal)
@@ -24,7 +26,13 @@ def _fail(message: str) -> None:
 
 
 class _Progress:
-    """A Rich progress bar on stderr, only when stderr is a terminal."""
+    """A Rich progress bar on stderr, only when stderr is a terminal.
+
+    One large file shows its bytes; several files show how many are done ("3/10 files") and
+    their bytes. Whatever the command prints while the bar is up goes through `aside()`, which
+    takes the bar off the screen first and draws it again after, so no report or message is
+    glued onto it.
+    """
 
     def __init__(self, enabled: bool):
         self.enabled = enabled
@@ -45,11 +53,14 @@ class _Progress:
             self.progress = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),
+                TextColumn("{task.fields[files]}"),
                 DownloadColumn(),
                 TransferSpeedColumn(),
                 TimeRemainingColumn(),
                 console=Console(stderr=True),
                 transient=True,
+                redirect_stdout=False,
+                redirect_stderr=False,
             )
             self.progress.__enter__()
         return self
@@ -59,19 +70,47 @@ class _Progress:
             self.progress.__exit__(*exc)
         return False
 
-    def task(self, description: str, total: int):
+    def file_task(self, name: str, size: int):
+        """A bar for one file of `size` bytes: a callback taking the bytes done."""
         if self.progress is None:
             return None
-        tid = self.progress.add_task(description, total=total)
+        tid = self.progress.add_task(f"cast {name}", total=size, files="")
         return lambda done: self.progress.update(tid, completed=done)
+
+    def files_task(self, sizes: list[int]):
+        """A bar for several files of these sizes: a callback taking how many are done (in order)."""
+        if self.progress is None:
+            return None
+        n = len(sizes)
+        tid = self.progress.add_task(f"cast {n} files", total=sum(sizes), files=files_done(0, n))
+        return lambda k: self.progress.update(tid, completed=sum(sizes[:k]), files=files_done(k, n))
+
+    @contextlib.contextmanager
+    def aside(self):
+        """Print something while the bar is up: the bar leaves the screen, then comes back below."""
+        live = self.progress is not None and self.progress.live.is_started
+        if live:
+            self.progress.stop()
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            if live:
+                self.progress.start()
+
+
+def files_done(k: int, n: int) -> str:
+    """The count a multi-file progress bar shows."""
+    return f"{k}/{n} files"
 
 
 @click.command("cast")
-@click.argument("inputs", nargs=-1, required=True, metavar="IN.npy [IN2.npy ... | DIR]")
-@click.option("--to", "to", required=True, metavar="DTYPE", help="Target dtype (any name or alias).")
-@click.option("-o", "--output", "output", metavar="OUT.npy", default=None,
+@click.argument("inputs", nargs=-1, required=True, metavar="IN.npy [IN2.npy ... | DIR]", shell_complete=complete_path)
+@click.option("--to", "to", required=True, metavar="DTYPE", shell_complete=complete_plain_dtype,
+              help="Target dtype (any name or alias).")
+@click.option("-o", "--output", "output", metavar="OUT.npy", default=None, shell_complete=complete_path,
               help="Output file (one input only). Default: IN.DTYPE.npy next to the input.")
-@click.option("--from", "from_", metavar="DTYPE", default=None,
+@click.option("--from", "from_", metavar="DTYPE", default=None, shell_complete=complete_plain_dtype,
               help="Reinterpret the stored bits as DTYPE (a uint16 or |V2 file as bf16, uint8 or |V1 as fp8).")
 @click.option("--mode", type=click.Choice(["tosa", "extended"]), default="tosa", show_default=True,
               help="tosa: only the pairs TOSA CAST defines; extended: any numeric pair.")
@@ -117,15 +156,18 @@ def _run(inputs, to, output, from_, mode, saturate, force, out, fail_on, jobs) -
     try:
         with _Progress(sys.stderr.isatty()) as bar:
             jobs_ = plan.jobs
-            cb = None
+            cb = tick = None
             if len(plan.items) == 1 and jobs_ and jobs_[0].source.size >= PROGRESS_MIN_BYTES:
-                cb = bar.task(f"cast {one_line(os.path.basename(jobs_[0].input))}", jobs_[0].source.size)
-            tick = bar.task(f"cast {len(plan.items)} files", len(plan.items)) if len(plan.items) > 1 else None
+                cb = bar.file_task(one_line(os.path.basename(jobs_[0].input)), jobs_[0].source.size)
+            elif len(plan.items) > 1:
+                sizes = [item.source.size if hasattr(item, "source") else 0 for item in plan.items]  # 0: refused
+                tick = bar.files_task(sizes)
             outcomes = api.run_cast(plan, to=to, from_=from_, mode=mode, saturate=saturate, jobs=jobs, progress=cb)
             for i, oc in enumerate(outcomes):
+                with bar.aside():
+                    exit_code = _emit(oc, out, fail_on, exit_code)
                 if tick is not None:
                     tick(i + 1)
-                exit_code = _emit(oc, out, fail_on, exit_code)
     except interrupted:
         _fail(_interrupted(plan.kept()))
         return 130

@@ -24,7 +24,8 @@ def _value(value) -> str:
 @click.option("--framework", "-f", metavar="NAME", shell_complete=complete_framework,
               help="Only the rulesets of this framework.")
 @click.option("--format", "fmt", type=click.Choice(LISTING_FORMATS), default="text", show_default=True)
-@click.option("--verbose", "-v", is_flag=True, help="Also list each ruleset's options and notes (known deviations).")
+@click.option("--verbose", "-v", is_flag=True,
+              help="Also list each ruleset's options, its `promote expr` operators and notes (known deviations).")
 @color_option
 def frameworks(framework, fmt, verbose, color):
     """The rulesets this installation knows (bare NAME means the one marked default).
@@ -40,16 +41,23 @@ def frameworks(framework, fmt, verbose, color):
                      "options": {k: getattr(o.default, "name", o.default) for k, o in rs.options.items()},
                      "ops": list(rs.op_index) if rs.ops is not None else None, "probe": rs.probe,
                      "description": rs.description, "source": rs.source, "notes": list(rs.notes),
-                     "path": rs.path, "hides": hidden.get(Path(rs.path).stem, [])})
+                     "path": rs.path, "hides": hidden.get(Path(rs.path).stem, []),
+                     "expressions": None if rs.expressions is None else {
+                         "operators": list(rs.expressions.operators),
+                         "literals": {k: str(v) for k, v in rs.expressions.literals.items()}}})
     header = ["ruleset", "default", "follows", "types", "description", "source"]
     records = [[r["ruleset"], "*" if r["default"] else "", r["follows"], str(len(r["types"])), r["description"],
                 r["source"]] for r in rows]
     details = []
     if verbose:
         for r in rows:
-            if r["notes"] or r["options"]:
+            if r["notes"] or r["options"] or r["expressions"]:
                 details += ["", f"{r['ruleset']}:"]
                 details += [f"  -O {key}={_value(value)} (default)" for key, value in r["options"].items()]
+                if r["expressions"]:
+                    ex = r["expressions"]
+                    literals = ", ".join(f"{k} {v}" for k, v in ex["literals"].items()) or "none"
+                    details.append(f"  promote expr: {' '.join(ex['operators'])}; literals: {literals}")
                 details += [f"  - {note}" for note in r["notes"]]
     out = formats.get(fmt, color=color_wanted(color))
     formats.emit(out.records(formats.Records("rulesets", header, records, rows, details)))

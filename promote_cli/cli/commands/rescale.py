@@ -10,6 +10,7 @@ import click
 
 import promote_cli
 from promote_cli.cli import formats
+from promote_cli.cli.options import complete_path
 from promote_cli.errors import EXIT_OK, EXIT_USAGE, PromoteError, UsageError
 
 #: the columns of the listing: (scale32, rounding)
@@ -48,7 +49,7 @@ def _records(data: dict) -> formats.Records:
 
 
 @click.command("rescale")
-@click.argument("input", required=False, metavar="IN.npy")
+@click.argument("input", required=False, metavar="IN.npy", shell_complete=complete_path)
 @click.option("--to", "to", metavar="TYPE", help="Output type: i8, i16, i32, u8 or u16.")
 @click.option("--multiplier", metavar="M[,M...]", help="Multiplier(s): one, or one per channel with --per-channel.")
 @click.option("--shift", metavar="S[,S...]", help="Shift(s), 2..62: one, or one per channel.")
@@ -63,7 +64,8 @@ def _records(data: dict) -> formats.Records:
 @click.option("--input-unsigned", is_flag=True, help="Read signed input storage as unsigned (int8 as u8).")
 @click.option("--output-unsigned", is_flag=True, help="Unsigned output (i8 as u8, i16 as u16).")
 @click.option("--from", "from_", metavar="TYPE", default=None, help="Input type when the storage does not say: i48 for int64 files.")
-@click.option("-o", "--output", "output", metavar="OUT.npy", default=None, help="Output file. Default: IN.TYPE.npy.")
+@click.option("-o", "--output", "output", metavar="OUT.npy", default=None, shell_complete=complete_path,
+              help="Output file. Default: IN.TYPE.npy.")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file (never the input).")
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "csv", "markdown"]), default="text",
               show_default=True, help="The report (text, json) or the --list table (text, json, csv, markdown).")

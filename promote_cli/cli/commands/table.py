@@ -1,4 +1,4 @@
-"""`promote table -f FW`, `promote table --diff FW1 FW2` and `promote table --cast`."""
+"""`promote table -f FW`, `promote table --diff FW1 FW2 [FW3 ...]` and `promote table --cast`."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from promote_cli.cli import formats
 from promote_cli.cli.options import (
     color_option,
     color_wanted,
+    complete_framework,
     framework_option,
     op_option,
     option_option,
@@ -25,9 +26,10 @@ FORMATS = ["rich", "text", "json", "csv", "markdown"]
 
 @click.command()
 @framework_option
-@click.option("--diff", "diff_pair", nargs=2, metavar="FW1 FW2",
-              help="Show only the cells where two rulesets differ; a side may carry its own options, "
-                   "e.g. openvino:promote_unsafe=true.")
+@click.option("--diff", "diff_sides", is_flag=True,
+              help="Show only the cells where rulesets differ: `--diff FW1 FW2 [FW3 ...]`; a side may carry its "
+                   "own options, e.g. openvino:promote_unsafe=true. A one-line summary follows (on stderr for "
+                   "text, csv and markdown).")
 @click.option("--cast", "cast_pairs", is_flag=True, help="The TOSA CAST pairs and the profile or extension of each.")
 @op_option
 @option_option
@@ -38,9 +40,21 @@ FORMATS = ["rich", "text", "json", "csv", "markdown"]
               help="Fit the matrix into N columns, in vertical slices that each repeat the row labels "
                    "(rich: default the terminal's width; text: default one grid).")
 @click.option("--exit-code", is_flag=True, help="With --diff: exit 1 when any difference exists.")
+@click.option("--svg", "svg_file", metavar="FILE", help="Also draw the matrix or diff as an SVG picture in FILE "
+              "(replaced atomically if it is a regular file; - for stdout); nothing else is printed.")
+@click.option("--html", "html_file", metavar="FILE", help="The same as a standalone HTML page.")
 @color_option
-def table(framework, diff_pair, cast_pairs, op, options, types, fmt, width, exit_code, color):
-    """The promotion matrix of a framework (rows: left operand, columns: right operand)."""
+@click.argument("sides", nargs=-1, metavar="[FW1 FW2 ...]", shell_complete=complete_framework)
+@click.pass_context
+def table(ctx, framework, diff_sides, cast_pairs, op, options, types, fmt, width, exit_code, svg_file, html_file,
+          color, sides):
+    """The promotion matrix of a framework (rows: left operand, columns: right operand), or with --diff the
+    cells where two or more rulesets differ."""
+    _check_combination(_given(ctx), diff_sides, cast_pairs, sides)
+    pictures = {k: v for k, v in (("svg", svg_file), ("html", html_file)) if v is not None}
+    if pictures:
+        return _pictures(pictures, framework, sides if diff_sides else None, cast_pairs, op, options, types, fmt,
+                         exit_code)
     colored = color_wanted(color)
     fmt = fmt or ("rich" if colored else "text")
     if width is None and fmt == "rich":
@@ -50,17 +64,79 @@ def table(framework, diff_pair, cast_pairs, op, options, types, fmt, width, exit
     opts = parse_options(options)
     if cast_pairs:
         return _cast_table(out)
-    if diff_pair:
-        d = promote_cli.diff(*diff_pair, types=type_list, op=op, options=opts)
+    if diff_sides:
+        d = promote_cli.diff(*sides, types=type_list, op=op, options=opts)
         formats.emit(out.diff(d))
+        if not out.summarises:
+            click.echo(formats.diff_summary(d), err=True)
         if exit_code and d.differences:
             sys.exit(EXIT_NO)
         return
-    if exit_code:
-        raise UsageError("--exit-code goes with --diff")
     if not framework:
         raise UsageError("which framework? give -f NAME, or --diff FW1 FW2 (see `promote frameworks`)")
     formats.emit(out.matrix(promote_cli.table(framework, type_list, op, opts)))
+
+
+def _given(ctx) -> set[str]:
+    """The options the command line names (not defaults, not $PROMOTE_FRAMEWORK)."""
+    from click.core import ParameterSource
+
+    return {name for name in ctx.params if ctx.get_parameter_source(name) == ParameterSource.COMMANDLINE}
+
+
+def _check_combination(given: set[str], diff_sides: bool, cast_pairs: bool, sides: tuple) -> None:
+    """Options that do not go together are a usage error, never silently ignored."""
+    if cast_pairs:
+        clash = [flag for name, flag in _NOT_WITH_CAST if name in given]
+        if clash:
+            raise UsageError(f"--cast lists TOSA CAST's pairs, and takes no {', '.join(clash)}")
+        if sides:
+            raise UsageError(f"--cast takes no rulesets (got {' '.join(sides)})")
+        return
+    if diff_sides:
+        if "framework" in given:
+            raise UsageError("--diff takes its rulesets as arguments, not -f: promote table --diff FW1 FW2 [FW3 ...]")
+        if len(sides) < 2:
+            got = f" (got only {sides[0]})" if sides else ""
+            raise UsageError(f"--diff compares two or more rulesets: promote table --diff FW1 FW2 [FW3 ...]{got}")
+        return
+    if sides:
+        raise UsageError(f"rulesets as arguments go with --diff: promote table --diff {' '.join(sides)} "
+                         "(one ruleset: -f NAME)")
+    if "exit_code" in given:
+        raise UsageError("--exit-code goes with --diff")
+
+
+#: options of a matrix or a diff that `--cast` has no use for: (parameter, how the user spells it)
+_NOT_WITH_CAST = (("diff_sides", "--diff"), ("framework", "-f"), ("op", "--op"), ("options", "-O"),
+                  ("types", "--types"), ("exit_code", "--exit-code"), ("width", "--width"))
+
+
+def _pictures(pictures, framework, diff_pair, cast_pairs, op, options, types, fmt, exit_code):
+    """`--svg FILE` / `--html FILE`: every picture made, then each written whole (or to stdout for -)."""
+    if cast_pairs or fmt:
+        raise UsageError("--svg and --html draw a matrix or a diff; they go without --cast and --format")
+    if len(set(pictures.values()) - {"-"}) < len([v for v in pictures.values() if v != "-"]) or \
+            list(pictures.values()).count("-") > 1:
+        raise UsageError("--svg and --html need two different files")
+    if diff_pair:
+        payload = promote_cli.diff(*diff_pair, types=parse_types(types), op=op, options=parse_options(options))
+        read = [promote_cli.load(promote_cli.parse_side(side)[1]).path for side in diff_pair]
+    elif exit_code:
+        raise UsageError("--exit-code goes with --diff")
+    elif not framework:
+        raise UsageError("which framework? give -f NAME, or --diff FW1 FW2 (see `promote frameworks`)")
+    else:
+        payload = promote_cli.table(framework, parse_types(types), op, parse_options(options))
+        read = [promote_cli.load(framework).path]
+    rendered = {kind: promote_cli.render(payload, kind) for kind in pictures}
+    promote_cli.write_outputs({path: rendered[kind] for kind, path in pictures.items() if path != "-"},
+                              protect=tuple(read))
+    for kind, path in pictures.items():
+        if path == "-":
+            formats.emit(rendered[kind])
+    if exit_code and payload.differences:
+        sys.exit(EXIT_NO)
 
 
 def _cast_table(out):

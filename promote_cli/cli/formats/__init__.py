@@ -13,7 +13,9 @@ keeps the base method, which raises `UsageError`. The payloads:
     answer(Answer)              one query's answer (`promote query`)
     batch_line(BatchLine)       one line of `promote query --batch`, without its newline
     matrix(Matrix)              a promotion matrix (`promote table`)
-    diff(Diff)                  the differing cells of rulesets (`promote table --diff`)
+    diff(Diff)                  the differing cells of rulesets (`promote table --diff`); its one-line
+                                summary (`diff_summary`) is in the payload only where `summarises`
+                                says so (rich, json), else the command prints it on stderr
     records(Records)            a listing: header, rows of strings, and the JSON records
     report(Report, limit)       `promote verify`: disagreements (at most `limit` in text) and verdicts
     validation([FileCheck])     `promote validate`: every problem of every file
@@ -22,6 +24,12 @@ keeps the base method, which raises `UsageError`. The payloads:
     rescale_report(report)      one file of `promote rescale`
     explanation(Explanation)    `promote explain`: the rule that decided, what it consulted, other options
     expectations(ExpectReport)  `promote expect`: the expectations that do not hold, and a count
+    expression(ExprResult, explain)  `promote expr`: the result operand, or (explain) every node
+    check(Check)                `promote check`: each property with its counterexamples, the claims judged
+    order(Order)                `promote lattice`: a Hasse diagram, and the cells that are not its joins
+
+`svg` and `html` draw matrices and diffs as pictures (`table --svg/--html`), `dot` and `mermaid`
+draw orders as graphs; `render(format, payload)` picks the method for a payload.
 
 A new payload (a cast report, say) is one more method here, raising by default, and an
 implementation in each format module that has a shape for it; its command offers exactly
@@ -39,7 +47,7 @@ from dataclasses import dataclass, field
 
 from promote_cli.errors import UsageError, one_line  # noqa: F401  (re-exported: formats and commands use it)
 
-NAMES = ("text", "json", "csv", "markdown", "rich")
+NAMES = ("text", "json", "csv", "markdown", "rich", "svg", "html", "dot", "mermaid")
 REFUSED_TEXT = "-"
 REFUSED_MARKDOWN = "×"
 
@@ -60,6 +68,7 @@ class Format:
     """The interface; see the module docstring."""
 
     name = ""
+    summarises = False  # whether `diff` holds the diff's summary (else the command prints it on stderr)
 
     def __init__(self, color: bool = False, width: int | None = None):
         self.color = color
@@ -100,6 +109,27 @@ class Format:
 
     def expectations(self, report) -> str:
         self._none("expectations")
+
+    def expression(self, result, explain: bool) -> str:
+        self._none("an expression's result")
+    def check(self, x) -> str:
+        self._none("a check of properties")
+
+    def order(self, o) -> str:
+        self._none("an order")
+
+
+#: the method of `Format` that renders a payload, by the payload's class name
+METHODS = {"Answer": "answer", "Matrix": "matrix", "Diff": "diff", "Records": "records", "Explanation": "explanation",
+           "ExpectReport": "expectations", "Order": "order", "Check": "check"}
+
+
+def render(out: Format, payload) -> str:
+    """`payload` rendered by the method of `out` for its kind (UsageError for a payload no format has)."""
+    method = METHODS.get(type(payload).__name__)
+    if method is None:
+        raise UsageError(f"nothing renders a {type(payload).__name__}")
+    return getattr(out, method)(payload)
 
 
 def get(name: str, color: bool = False, width: int | None = None) -> Format:
@@ -154,6 +184,33 @@ def side_heads(d) -> list[str]:
         spec, sep, opts = label.partition(":")
         heads.append(label if "@" in spec else f"{key}{sep}{opts}")
     return heads
+
+
+#: how a diff summary names each kind of difference (promote_cli.oracle.matrix.KINDS)
+DIFF_KINDS = {"different_results": "with different results",
+              "refused_on_a_side": "refused by a side that another answers",
+              "type_absent": "with a type a side lacks"}
+
+
+def diff_summary(d) -> str:
+    """A diff in one line: the sides, the op, how many cells differ and by what kind of difference."""
+    s = d.summary
+    head = f"{' vs '.join(side_heads(d))} ({d.op})"
+    if not s.get("differing"):
+        return one_line(f"{head}: all {s.get('cells', len(d.types) ** 2)} cells agree")
+    kinds = ", ".join(f"{s[k]} {text}" for k, text in DIFF_KINDS.items() if s.get(k))
+    return one_line(f"{head}: {s['differing']} of {s['cells']} cells differ: {kinds}")
+
+
+def broken_claims(x) -> str:
+    """A check's verdict on the claims its rule file makes that do not hold, in one line."""
+    parts = [f"{c.property} = {str(c.claimed).lower()}" for c in x.broken]
+    return one_line(f"{x.framework}@{x.version} claims {' and '.join(parts)}, which the rules contradict")
+
+
+def cell_lines(o) -> list[str]:
+    """An order's cells that are not joins, one a line: `i8 u8: gives f16, but ...` (`promote lattice`)."""
+    return [f"{c.a} {c.b}: {c.why}" for c in o.cells]
 
 
 def shown(result: str | None, refused: str) -> str:

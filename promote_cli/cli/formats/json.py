@@ -13,6 +13,7 @@ def dumps(data) -> str:
 
 class Json(Format):
     name = "json"
+    summarises = True
 
     def answer(self, ans) -> str:
         return dumps(ans.to_dict()) + "\n"
@@ -22,7 +23,8 @@ class Json(Format):
             return dumps(line.answer.to_dict())
         parts = line.operands or ()
         return dumps({"framework": line.framework, "op": line.op, "a": parts[0] if parts else None,
-                      "b": parts[1] if len(parts) > 1 else None, "result": None, "error": str(line.error)})
+                      "b": parts[1] if len(parts) > 1 else None, "result": None, "error": str(line.error),
+                      "version": line.version})
 
     def matrix(self, m) -> str:
         data = {"framework": m.framework, "version": m.version, "op": m.op, "types": m.types, "matrix": m.results()}
@@ -32,13 +34,13 @@ class Json(Format):
 
     def diff(self, d) -> str:
         return dumps({"frameworks": list(d.frameworks), "op": d.op, "types": d.types,
-                      "differences": d.differences, "versions": dict(zip(d.frameworks, d.versions))}) + "\n"
+                      "differences": d.differences, "versions": dict(zip(d.frameworks, d.versions)), "summary": d.summary}) + "\n"
 
     def records(self, r: Records) -> str:
         return dumps(r.data) + "\n"
 
     def report(self, r, limit: int) -> str:
-        return dumps({"framework": r.framework, "against": r.source, "cases": r.cases,
+        return dumps({"framework": r.framework, "ruleset": r.ruleset, "against": r.source, "cases": r.cases,
                       "disagreements": [m.__dict__ for m in r.mismatches],
                       "checks": [{"check": label, "cases": n, "disagreements": bad} for label, n, bad in r.checks]}
                      ) + "\n"
@@ -57,6 +59,9 @@ class Json(Format):
     def rescale_report(self, report) -> str:
         return dumps(report.as_dict()) + "\n"
 
+    def expression(self, result, explain: bool) -> str:
+        return dumps(result.to_dict()) + "\n"
+
     def explanation(self, x) -> str:
         return dumps(x.to_dict()) + "\n"
 
@@ -64,6 +69,12 @@ class Json(Format):
         return dumps({"source": report.source, "checked": len(report.checked),
                       "mismatches": [{"line": e.line, "text": e.text, "expected": e.expected, "got": e.got,
                                       "reason": e.reason} for e in report.mismatches]}) + "\n"
+
+    def check(self, x) -> str:
+        return dumps(x.to_dict()) + "\n"
+
+    def order(self, o) -> str:
+        return dumps(o.to_dict()) + "\n"
 
 
 FORMAT = Json

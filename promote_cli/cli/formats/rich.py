@@ -9,7 +9,16 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from promote_cli.cli.formats import REFUSED_MARKDOWN, Format, Records, one_line, shown, side_heads, slices
+from promote_cli.cli.formats import (
+    REFUSED_MARKDOWN,
+    Format,
+    Records,
+    diff_summary,
+    one_line,
+    shown,
+    side_heads,
+    slices,
+)
 
 _STYLE = {"bool": "bright_black", "signed": "cyan", "unsigned": "blue", "float": "green", "complex": "magenta"}
 
@@ -30,6 +39,7 @@ def _cell(result: str | None) -> str:
 
 class Rich(Format):
     name = "rich"
+    summarises = True
 
     def _console(self) -> Console:
         return Console(file=io.StringIO(), no_color=not self.color, force_terminal=self.color or None,
@@ -64,16 +74,16 @@ class Rich(Format):
         return self._render(*tables)
 
     def diff(self, d) -> str:
+        """The differing cells, then the one-line summary (one line: the terminal wraps it, not Rich)."""
+        summary = diff_summary(d) + "\n"
         if not d.differences:
-            names = " and ".join(side_heads(d))
-            return self._render(escape(f"{names} agree on every cell ({len(d.types)}×{len(d.types)}, {d.op})"))
-        t = Table(title=escape(f"{' vs '.join(side_heads(d))} ({d.op}): {len(d.differences)} differences"),
-                  box=box.SIMPLE_HEAVY)
+            return summary
+        t = Table(title=escape(f"{' vs '.join(side_heads(d))} ({d.op})"), box=box.SIMPLE_HEAVY)
         for col in ("a", "b", *side_heads(d)):
             t.add_column(escape(col))
         for x in d.differences:
             t.add_row(x["a"], x["b"], *[_cell(x[f]) for f in d.frameworks])
-        return self._render(t)
+        return self._render(t) + summary
 
     def records(self, r: Records) -> str:
         t = Table(title=escape(r.title), box=box.SIMPLE_HEAVY)

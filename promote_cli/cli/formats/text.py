@@ -6,6 +6,7 @@ from promote_cli.cli.formats import (
     REFUSED_TEXT,
     Format,
     Records,
+    cell_lines,
     corner,
     grid,
     one_line,
@@ -54,18 +55,22 @@ class Text(Format):
         out = lines[:limit]
         if len(lines) > limit:
             out.append(f"... and {len(lines) - limit} more")
-        out.append(f"{r.framework} vs {r.source}: {r.cases - len(r.mismatches)} of {r.cases} cases agree")
+        pairs = r.cases or not r.checks  # an expression recording holds checks only
+        if pairs:
+            out.append(f"{r.ruleset or r.framework} vs {r.source}: {r.cases - len(r.mismatches)} of {r.cases} cases agree")
         for label, n, bad in r.checks:
             out += bad[:limit]
             if len(bad) > limit:
                 out.append(f"... and {len(bad) - limit} more")
-            out.append(f"{label}: {n - len(bad)} of {n} cases agree")
+            head = label if pairs else f"{r.framework} vs {r.source}, {label}"
+            out.append(f"{head}: {n - len(bad)} of {n} cases agree")
         return "".join(f"{one_line(line)}\n" for line in out)
 
     def validation(self, checks) -> str:
         out = []
         for check in checks:
-            out += [p.line() for p in check.problems] if check.problems else [f"{check.file}: ok"]
+            named = f" ({check.name}@{check.version})" if check.name and check.version else ""
+            out += [p.line() for p in check.problems] if check.problems else [f"{check.file}: ok{named}"]
         return "".join(f"{one_line(line)}\n" for line in out)
 
     def cast_outcome(self, outcome, failed_on: list[str]) -> str:
@@ -96,12 +101,39 @@ class Text(Format):
     def explanation(self, x) -> str:
         return "".join(f"{one_line(line)}\n" for line in explanation_lines(x))
 
+    def expression(self, result, explain: bool) -> str:
+        if explain:
+            return "".join(f"{one_line(line)}\n" for line in expression_lines(result))
+        return f"{result.result}\n" if result.result is not None else ""
+
+    def check(self, x) -> str:
+        return "".join(f"{one_line(line)}\n" for line in check_lines(x))
+
     def expectations(self, report) -> str:
         out = [f"{report.source}:{e.line}: {e.text}: got {_outcome(e.got)}"
                + (f" ({e.reason})" if e.got is None and e.reason else "") for e in report.mismatches]
         bad, n = len(report.mismatches), len(report.checked)
         out.append(f"{report.source}: {n - bad} of {n} expectations hold")
         return "".join(f"{one_line(line)}\n" for line in out)
+
+    def order(self, o) -> str:
+        """Each node and the nodes that cover it (`u8 -> i16, u16`), or the cells that are not joins."""
+        if not o.is_lattice:
+            return "".join(f"{one_line(line)}\n" for line in cell_lines(o))
+        above: dict = {n: [] for n in o.nodes}
+        for lower, upper in o.edges:
+            above[lower].append(upper)
+        return "".join(f"{n} -> {', '.join(above[n])}\n" if above[n] else f"{n}\n" for n in o.nodes)
+
+
+def expression_lines(r) -> list[str]:
+    """`promote expr --explain`: the answer, then every node (operands before their operator) with its
+    result, a weak/ambiguous mark and the rule that decided."""
+    out = [f"{r.framework}@{r.version}: {r.expression} -> {_outcome(r.result)}"]
+    rows = [[step.source, step.operand or ("refused" if step.error else "-"), "weak" if step.weak else "",
+             step.rule + (f": {step.error}" if step.error else "")] for step in r.steps()]
+    out += ["  " + line for line in grid(["node", "result", "weak", "decided by"], rows).splitlines()]
+    return out
 
 
 def _outcome(result: str | None) -> str:
@@ -164,6 +196,61 @@ def explanation_lines(x) -> list[str]:
             same = " (as now)" if result == x.result else ""
             out.append(f"    {name}={'|'.join(values)} -> {_outcome(result)}{same}")
     return out
+
+
+#: what a counterexample of each property is, in a check's summary line
+_CASES = {"commutative": ("pairs", "depend on the operands' order", "in one order only"),
+          "associative": ("triples", "group differently: (a op b) op c is not a op (b op c)", "in one grouping only"),
+          "lossless": ("results", "cannot hold every value of both operands exactly", ""),
+          "consistent": ("pairs", "answer differently", "by one op only")}
+
+
+def check_lines(x) -> list[str]:
+    """`promote check` as lines: what was checked, each property's verdict with counterexamples, the claims."""
+    opts = ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in x.options.items()) or "none"
+    forms = "tensors" if x.forms == ["tensor"] else ", ".join(x.forms)
+    out = [f"{x.framework}@{x.version}: {len(x.operands)} operands ({forms}); ops {', '.join(x.ops)}; options {opts}"]
+    out += [f"  {form}: not checked: {why}" for form, why in x.skipped_forms.items()]
+    for f in x.findings:
+        head = f"{f.op} vs {f.other}" if f.other else f.op
+        unit, what, refused = _CASES[f.property]
+        if f.note:
+            out.append(f"{head}: {f.property}: not judged: {f.note}")
+            continue
+        if f.holds:
+            out.append(f"{head}: {f.property}: yes ({f.checked} {unit})")
+            continue
+        split = ""
+        if f.kinds:
+            split = (f" ({f.kinds.get('different_results', 0)} with different results, "
+                     f"{f.kinds.get('one_refused', 0)} refused {refused})")
+        out.append(f"{head}: {f.property}: no: {f.count} of {f.checked} {unit} {what}{split}")
+        out += [f"  {_example(f, e)}" for e in f.examples]
+        if f.examples and f.count > len(f.examples):
+            out.append(f"  ... and {f.count - len(f.examples)} more")
+    if not x.claims_checked:
+        out.append("claims: not judged (a rule file's claims are about every op, with the default options, "
+                   "on tensors)")
+    elif not x.claims:
+        out.append("claims: none")
+    for c in x.claims:
+        verdict = "holds" if c.holds else "does not hold"
+        n = c.counterexamples
+        out.append(f"claim {c.property} = {str(c.claimed).lower()}: {verdict} "
+                   f"({n} counterexample{'' if n == 1 else 's'})")
+    return out
+
+
+def _example(f, e: dict) -> str:
+    o = f.op
+    if f.property == "commutative":
+        return f"{e['a']} {o} {e['b']} -> {_outcome(e['ab'])}, {e['b']} {o} {e['a']} -> {_outcome(e['ba'])}"
+    if f.property == "associative":
+        return (f"({e['a']} {o} {e['b']} -> {_outcome(e['ab'])}) {o} {e['c']} -> {_outcome(e['left'])}, "
+                f"{e['a']} {o} ({e['b']} {o} {e['c']} -> {_outcome(e['bc'])}) -> {_outcome(e['right'])}")
+    if f.property == "lossless":
+        return f"{e['a']} {o} {e['b']} -> {e['result']}: {e['why']}"
+    return f"{e['a']}, {e['b']}: {o} -> {_outcome(e[o])}, {f.other} -> {_outcome(e[f.other])}"
 
 
 #: the counters a cast report's text line names, in its order

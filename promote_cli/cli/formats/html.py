@@ -1,0 +1,144 @@
+"""HTML: a matrix or a diff as one standalone page (inline CSS; no scripts, fonts or links outside it).
+
+The page is well-formed XML as well as HTML, a `<table>` whose header row and first column stay
+in view while scrolling. Every cell is a `<td class="cell k-KIND">` with a `title` tooltip (KIND a
+dtype kind of the vocabulary, or `refused`: hatched, with `×`); column heads are set vertically and
+carry the type's full name. In a diff, a differing cell (`class="cell differ"`) is outlined and holds
+one line per side, each coloured by its result's kind; cells on which every side agrees are blank
+(`class="cell same"`). A legend and a title (rulesets as NAME@VERSION, the op, the options) come with it.
+"""
+
+from __future__ import annotations
+
+from promote_cli.cli.formats import Format, side_heads
+from promote_cli.cli.formats.kinds import (
+    DIFF_INK,
+    FILL,
+    LEGEND,
+    REFUSED,
+    REFUSED_GLYPH,
+    REFUSED_INK,
+    SAME_FILL,
+    cells_by_pair,
+    diff_title,
+    esc,
+    is_weak,
+    kind_of,
+    kinds,
+    matrix_title,
+    shown,
+    type_doc,
+)
+
+FONT = "DejaVu Sans Mono, Menlo, Consolas, Liberation Mono, monospace"
+
+
+def _css() -> str:
+    colours = "\n".join(f".k-{k} {{ background: {FILL[k]}; }}" for k in kinds() if k != REFUSED)
+    return f"""
+body {{ font-family: {FONT}; font-size: 13px; color: #111; background: #fff; margin: 16px; }}
+h1 {{ font-size: 17px; margin: 0 0 4px 0; }}
+p.sub {{ color: #444; margin: 0 0 12px 0; }}
+table.matrix {{ border-collapse: separate; border-spacing: 1px; }}
+table.matrix th, table.matrix td {{ padding: 2px 5px; text-align: center; white-space: nowrap; }}
+thead th {{ position: sticky; top: 0; background: #fff; vertical-align: bottom; z-index: 1; }}
+thead th.col span {{ writing-mode: vertical-rl; transform: rotate(180deg); display: inline-block; }}
+tbody th {{ position: sticky; left: 0; background: #fff; text-align: right; z-index: 1; }}
+thead th.corner {{ left: 0; z-index: 2; text-align: left; color: #444; font-weight: normal; }}
+{colours}
+.k-{REFUSED} {{ color: {REFUSED_INK}; font-weight: bold;
+  background: repeating-linear-gradient(45deg, #fff 0 3px, rgba(178, 24, 43, 0.25) 3px 5px); }}
+.weak {{ font-style: italic; }}
+td.same {{ background: {SAME_FILL}; }}
+td.differ {{ outline: 2px solid {DIFF_INK}; outline-offset: -2px; padding: 2px; }}
+td.differ span {{ display: block; padding: 0 3px; }}
+ul.legend {{ list-style: none; padding: 0; margin: 14px 0 0 0; }}
+ul.legend li {{ display: inline-block; margin-right: 18px; }}
+ul.legend i {{ display: inline-block; width: 14px; height: 14px; vertical-align: middle; margin-right: 5px;
+  border: 1px solid #888; font-style: normal; font-size: 11px; line-height: 14px; text-align: center; }}
+ul.legend i.differ {{ border: 2px solid {DIFF_INK}; width: 12px; height: 12px; background: #fff; }}
+ul.legend i.same {{ background: {SAME_FILL}; }}
+"""
+
+
+def page(title: str, subtitle: str, table: list[str], legend: list[str]) -> str:
+    return "\n".join([
+        "<!DOCTYPE html>",
+        '<html xmlns="http://www.w3.org/1999/xhtml" lang="en">',
+        '<head><meta charset="utf-8"/>',
+        '<meta name="viewport" content="width=device-width, initial-scale=1"/>',
+        f"<title>{esc(title)}</title>",
+        f"<style>{_css()}</style></head>",
+        "<body>",
+        f"<h1>{esc(title)}</h1>",
+        f'<p class="sub">{esc(subtitle)}</p>',
+        *table,
+        '<ul class="legend">', *legend, "</ul>",
+        "</body></html>"]) + "\n"
+
+
+def head_row(types: list[str]) -> list[str]:
+    cells = "".join(f'<th class="col" title="{esc(type_doc(t))}"><span>{esc(t)}</span></th>' for t in types)
+    return ['<table class="matrix">', f'<thead><tr><th class="corner">a \\ b</th>{cells}</tr></thead>', "<tbody>"]
+
+
+def row_head(a: str) -> str:
+    return f'<th class="row" title="{esc(type_doc(a))}">{esc(a)}</th>'
+
+
+def legend_items(results) -> list[str]:
+    present = {kind_of(r) for r in results}
+    items = [f'<li><i class="k-{k}">{REFUSED_GLYPH if k == REFUSED else ""}</i>{esc(LEGEND[k])}</li>'
+             for k in kinds() if k in present]
+    if any(is_weak(r) for r in results):
+        items.append('<li class="weak">italic: weak</li>')
+    return items
+
+
+def _weak(result) -> str:
+    return " weak" if is_weak(result) else ""
+
+
+class Html(Format):
+    name = "html"
+
+    def matrix(self, m) -> str:
+        results = m.results()
+        rows = head_row(m.types)
+        for a, row in zip(m.types, results):
+            cells = []
+            for b, r in zip(m.types, row):
+                tip = f"{a} {m.op} {b} → {r if r is not None else 'refused'}"
+                cells.append(f'<td class="cell k-{kind_of(r)}{_weak(r)}" title="{esc(tip)}">{esc(shown(r))}</td>')
+            rows.append(f"<tr>{row_head(a)}{''.join(cells)}</tr>")
+        rows.append("</tbody></table>")
+        sub = f"rows: left operand a · columns: right operand b · {REFUSED_GLYPH} refused"
+        return page(matrix_title(m), sub, rows, legend_items([r for row in results for r in row]))
+
+    def diff(self, d) -> str:
+        cells = cells_by_pair(d)
+        heads = side_heads(d)
+        rows = head_row(d.types)
+        for a in d.types:
+            out = []
+            for b in d.types:
+                results = cells.get((a, b))
+                if results is None:
+                    out.append(f'<td class="cell same" title="{esc(a)} {esc(d.op)} {esc(b)}: the same on every side">'
+                               "</td>")
+                    continue
+                tip = f"{a} {d.op} {b}: " + ", ".join(
+                    f"{h} → {r if r is not None else 'refused'}" for h, r in zip(heads, results))
+                sides = "".join(f'<span class="side k-{kind_of(r)}{_weak(r)}" title="{esc(h)}">{esc(shown(r))}</span>'
+                                for h, r in zip(heads, results))
+                out.append(f'<td class="cell differ" title="{esc(tip)}">{sides}</td>')
+            rows.append(f"<tr>{row_head(a)}{''.join(out)}</tr>")
+        rows.append("</tbody></table>")
+        order = " · ".join(f"line {i + 1}: {h}" for i, h in enumerate(heads))
+        legend = legend_items([r for rs in cells.values() for r in rs])
+        legend.append(f'<li><i class="differ"></i>differs: {esc(" / ".join(heads))}</li>')
+        legend.append('<li><i class="same"></i>same on every side</li>')
+        return page(diff_title(d), f"differing cells outlined, one line per side ({order})", rows, legend)
+
+
+FORMAT = Html

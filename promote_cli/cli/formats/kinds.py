@@ -1,0 +1,88 @@
+"""What the picture and graph formats (svg, html, dot, mermaid) share: the kind of a result, its colour, titles.
+
+A result's kind is its dtype's `kind` trait in the vocabulary (`vocab/dtypes.toml`); a refused cell
+is the kind "refused", drawn hatched with a `×` so that it reads without colour. Colours are pale
+enough for black text, and distinct for the common forms of colour blindness.
+"""
+
+from __future__ import annotations
+
+from xml.sax.saxutils import escape as _escape
+
+from promote_cli.cli.formats import one_line, side_heads
+from promote_cli.vocab import dtypes, operands
+
+REFUSED = "refused"
+REFUSED_GLYPH = "×"
+
+#: the fill of a cell of each kind (every kind of the vocabulary, and refused)
+FILL = {"bool": "#d9d9d9", "signed": "#9ecae1", "unsigned": "#a1d99b", "float": "#fdd0a2", "complex": "#d4b9da",
+        REFUSED: "#ffffff"}
+#: the hatching and glyph colour of refused cells; the outline of cells that differ in a diff
+REFUSED_INK = "#b2182b"
+DIFF_INK = "#d7301f"
+SAME_FILL = "#f4f4f4"
+
+LEGEND = {"bool": "bool", "signed": "signed integer", "unsigned": "unsigned integer", "float": "float",
+          "complex": "complex", REFUSED: "refused"}
+
+
+def kinds() -> list[str]:
+    """Every kind a cell can have, in the vocabulary's order, then refused."""
+    return [*dtypes.KINDS, REFUSED]
+
+
+def kind_of(result: str | None) -> str:
+    """The kind of a cell: its result's kind trait, or refused."""
+    if result is None:
+        return REFUSED
+    return operands.parse(result).kind
+
+
+def is_weak(result: str | None) -> bool:
+    return result is not None and ":" in result and not result.startswith("0d:")
+
+
+def shown(result: str | None) -> str:
+    return result if result is not None else REFUSED_GLYPH
+
+
+def type_doc(name: str) -> str:
+    """A type's full name for a tooltip: `i8: 8-bit signed integer`."""
+    try:
+        op = operands.parse(name)
+    except Exception:  # an operand the vocabulary cannot parse is shown as it is
+        return name
+    doc = op.dtype.doc if op.dtype is not None else f"a Python {op.pykind} scalar"
+    return f"{name}: {doc}"
+
+
+def matrix_title(m) -> str:
+    opts = ", ".join(f"{k}={_show(v)}" for k, v in m.options.items())
+    return one_line(f"{m.framework}@{m.version}  ·  op {m.op}" + (f"  ·  {opts}" if opts else ""))
+
+
+def diff_title(d) -> str:
+    n = len(d.types)
+    return one_line(f"{' vs '.join(side_heads(d))}  ·  op {d.op}  ·  {len(d.differences)} of {n * n} cells differ")
+
+
+def _show(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def cells_by_pair(d) -> dict[tuple[str, str], list[str | None]]:
+    """A diff's differing cells, (a, b) -> each side's result in the order of its sides."""
+    return {(x["a"], x["b"]): [x[f] for f in d.frameworks] for x in d.differences}
+
+
+def esc(text: str) -> str:
+    """Text for XML and HTML content and attribute values."""
+    return _escape(str(text), {'"': "&quot;"})
+
+
+def text_width(text: str, size: float) -> float:
+    """The width of `text` in a monospace font of `size` pixels (0.6 em a character, generously)."""
+    return len(text) * size * 0.62

@@ -1,0 +1,305 @@
+"""Per framework, what evaluating an expression needs (promote_cli/probes/expressions.py).
+
+For each framework: its option sets (each asked in a subprocess of its own), how a process
+is set up for one, the value of a typed variable, the functions ``maximum``, ``minimum``
+and ``where``, and how a result's form is read.  The dtypes, versions and error trimming
+are its pair probe's (``promote_cli.probes.NAME``); nothing here names a dtype itself.
+
+Frameworks are imported inside the methods only, so importing this module never fails
+when one is absent.
+"""
+
+from __future__ import annotations
+
+import os
+
+from promote_cli.probes import jax as jax_probe
+from promote_cli.probes import numpy as numpy_probe
+from promote_cli.probes import paddle as paddle_probe
+from promote_cli.probes import tensorflow as tensorflow_probe
+from promote_cli.probes import torch as torch_probe
+from promote_cli.probes.dtype_names import canonical, first_line, np_dtype
+from promote_cli.vocab.operands import PYTHON, RANK0, WEAK, Operand
+
+
+#: the values of a variable's elements (a rank >= 1 tensor), of a rank-0 variable, and of a
+#: bool one: small and positive, so that no outcome depends on them (no division by zero).
+VALUES = (1, 2, 3)
+RANK0_VALUE = 2
+BOOL_VALUE = True
+
+
+def _elements(operand: Operand) -> tuple[tuple, object]:
+    """(shape, elements) of a variable: ``(3,)`` and 1, 2, 3 (all True for bool), or ``()`` and 2 (True)."""
+    boolean = operand.dtype.name == "bool"
+    if operand.form == RANK0:
+        return (), BOOL_VALUE if boolean else RANK0_VALUE
+    return (len(VALUES),), [BOOL_VALUE] * len(VALUES) if boolean else list(VALUES)
+
+
+def _numpy_array(operand: Operand):
+    """The NumPy array of a variable (ml_dtypes types included)."""
+    import numpy as np  # noqa: PLC0415
+
+    shape, elements = _elements(operand)
+    return np.asarray(elements).astype(np_dtype(operand.dtype.name)).reshape(shape)
+
+
+def _python_value(operand: Operand):
+    """A ``py:KIND`` variable is the Python scalar the pair probes use for that kind."""
+    from promote_cli.probes.dtype_names import PY_VALUES  # noqa: PLC0415
+
+    return PY_VALUES[operand.pykind]
+
+
+def _shaped_form(rank: int, dtype_name: str, weak: bool = False) -> str:
+    if weak:
+        return f"weak:{dtype_name}"
+    return f"0d:{dtype_name}" if rank == 0 else dtype_name
+
+
+class Framework:
+    """The generic part: defaults that the frameworks below override."""
+
+    name = ""
+    package = ""
+    probe = None
+    weak = False                      # can a variable be weakly typed (``w:weak:f32``)?
+    option_sets: list = [{}]
+
+    def types(self) -> set:
+        """The canonical dtype names the framework has."""
+        raise NotImplementedError
+
+    def version(self) -> str | None:
+        return self.probe.version()
+
+    def versions(self) -> dict:
+        """Header keys beyond the package's version (companion packages)."""
+        return {}
+
+    def environment(self, options: dict) -> dict:
+        """Environment variables a subprocess needs for `options` (read at import)."""
+        return {}
+
+    def setup(self, options: dict) -> None:
+        """Set this process up for `options`, before anything is computed."""
+
+    def value(self, operand: Operand):
+        raise NotImplementedError
+
+    def functions(self) -> dict:
+        raise NotImplementedError
+
+    def form(self, value) -> str | None:
+        raise NotImplementedError
+
+    def error(self, exc: BaseException) -> str:
+        return self.probe.clean_error(exc)
+
+
+class NumPy(Framework):
+    name, package, probe = "numpy", numpy_probe.PACKAGE, numpy_probe
+
+    def types(self):
+        return set(numpy_probe.TYPES)
+
+    def versions(self):
+        import ml_dtypes  # noqa: PLC0415
+
+        return {"ml_dtypes": str(ml_dtypes.__version__)}
+
+    def value(self, operand):
+        return _python_value(operand) if operand.form == PYTHON else _numpy_array(operand)
+
+    def functions(self):
+        import numpy as np  # noqa: PLC0415
+
+        return {"maximum": np.maximum, "minimum": np.minimum, "where": np.where}
+
+    def form(self, value):
+        import numpy as np  # noqa: PLC0415
+
+        if isinstance(value, (np.ndarray, np.generic)):
+            return _shaped_form(np.ndim(value), canonical(value.dtype))
+        return None
+
+    def error(self, exc):
+        return first_line(exc)
+
+
+class JAX(Framework):
+    """``x64`` (``JAX_ENABLE_X64``, read at start-up) and ``numpy_dtype_promotion``."""
+
+    name, package, probe = "jax", jax_probe.PACKAGE, jax_probe
+    weak = True
+    option_sets = [{"x64": x64, "numpy_dtype_promotion": mode} for x64 in (False, True) for mode in jax_probe.MODES]
+
+    def types(self):
+        return set(jax_probe.TYPES)
+
+    def versions(self):
+        import jaxlib  # noqa: PLC0415
+        import ml_dtypes  # noqa: PLC0415
+
+        return {"jaxlib": str(jaxlib.__version__), "ml_dtypes": str(ml_dtypes.__version__)}
+
+    def environment(self, options):
+        return {"JAX_ENABLE_X64": "1" if options["x64"] else "0", "JAX_PLATFORMS": "cpu"}
+
+    def setup(self, options):
+        import jax  # noqa: PLC0415
+
+        jax.config.update("jax_platforms", "cpu")
+        if bool(jax.config.jax_enable_x64) != options["x64"]:
+            raise RuntimeError(f"JAX_ENABLE_X64 is not {options['x64']} in this process")
+        jax.config.update("jax_numpy_dtype_promotion", options["numpy_dtype_promotion"])
+
+    def value(self, operand):
+        """A JAX array of the variable's NumPy array (what ``jnp.asarray`` makes of it: with
+        x64 off, a 64-bit one becomes 32-bit); ``weak:`` marks it weakly typed."""
+        import jax.numpy as jnp  # noqa: PLC0415
+        from jax._src.lax import lax  # noqa: PLC0415
+
+        if operand.form == PYTHON:
+            return _python_value(operand)
+        array = jnp.asarray(_numpy_array(operand))
+        if operand.form == WEAK:
+            array = lax._convert_element_type(array, array.dtype, weak_type=True)
+        return array
+
+    def functions(self):
+        import jax.numpy as jnp  # noqa: PLC0415
+
+        return {"maximum": jnp.maximum, "minimum": jnp.minimum, "where": jnp.where}
+
+    def form(self, value):
+        import jax  # noqa: PLC0415
+
+        if isinstance(value, jax.Array):
+            return _shaped_form(value.ndim, canonical(value.dtype), bool(getattr(value, "weak_type", False)))
+        return None
+
+
+class Torch(Framework):
+    name, package, probe = "torch", torch_probe.PACKAGE, torch_probe
+
+    def types(self):
+        return set(torch_probe.TO_TORCH)
+
+    def setup(self, options):
+        import torch  # noqa: PLC0415
+
+        torch.set_default_dtype(torch.float32)
+
+    def value(self, operand):
+        import torch  # noqa: PLC0415
+
+        if operand.form == PYTHON:
+            return _python_value(operand)
+        shape, elements = _elements(operand)
+        dtype = getattr(torch, torch_probe.TO_TORCH[operand.dtype.name])
+        return torch.tensor(elements).to(dtype).reshape(shape)
+
+    def functions(self):
+        import torch  # noqa: PLC0415
+
+        return {"maximum": torch.maximum, "minimum": torch.minimum, "where": torch.where}
+
+    def form(self, value):
+        import torch  # noqa: PLC0415
+
+        if isinstance(value, torch.Tensor):
+            name = str(value.dtype)
+            return _shaped_form(value.dim(), torch_probe.FROM_TORCH.get(name, name))
+        return None
+
+
+class Paddle(Framework):
+    name, package, probe = "paddle", paddle_probe.PACKAGE, paddle_probe
+
+    def types(self):
+        return set(paddle_probe.TO_PADDLE)
+
+    def setup(self, options):
+        paddle_probe._setup()
+
+    def value(self, operand):
+        import numpy as np  # noqa: PLC0415
+        import paddle  # noqa: PLC0415
+
+        if operand.form == PYTHON:
+            return _python_value(operand)
+        shape, elements = _elements(operand)
+        base = paddle.to_tensor(np.asarray(elements, dtype=np.int32).reshape(shape))
+        return paddle.cast(base, getattr(paddle, paddle_probe.TO_PADDLE[operand.dtype.name]))
+
+    def functions(self):
+        import paddle  # noqa: PLC0415
+
+        return {"maximum": paddle.maximum, "minimum": paddle.minimum, "where": paddle.where}
+
+    def form(self, value):
+        import paddle  # noqa: PLC0415
+
+        if isinstance(value, paddle.Tensor):
+            return _shaped_form(value.ndim, paddle_probe._dtype_name(value.dtype))
+        return None
+
+
+class TensorFlow(Framework):
+    """``dtype_conversion_mode`` (``off``: plain TensorFlow; otherwise NumPy behaviour on,
+    ``tnp.experimental_enable_numpy_behavior(dtype_conversion_mode=MODE)``); the named
+    ops are ``tf.experimental.numpy``'s."""
+
+    name, package, probe = "tensorflow", tensorflow_probe.PACKAGE, tensorflow_probe
+    weak = True
+    option_sets = [{"dtype_conversion_mode": mode} for mode in tensorflow_probe.MODES]
+
+    def types(self):
+        return set(tensorflow_probe.TO_TF)
+
+    def environment(self, options):
+        return {"TF_CPP_MIN_LOG_LEVEL": "3"}
+
+    def setup(self, options):
+        os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+        import tensorflow as tf  # noqa: PLC0415
+        import tensorflow.experimental.numpy as tnp  # noqa: PLC0415
+
+        tf.get_logger().setLevel("ERROR")
+        mode = options["dtype_conversion_mode"]
+        if mode != "off":
+            tnp.experimental_enable_numpy_behavior(dtype_conversion_mode=mode)
+
+    def value(self, operand):
+        import tensorflow as tf  # noqa: PLC0415
+        from tensorflow.python.framework import weak_tensor  # noqa: PLC0415
+
+        if operand.form == PYTHON:
+            return _python_value(operand)
+        # from a NumPy array: TensorFlow has no fill or cast kernel for some of its dtypes
+        tensor = tf.constant(_numpy_array(operand).astype(
+            tf.as_dtype(tensorflow_probe.TO_TF[operand.dtype.name]).as_numpy_dtype))
+        if operand.form == WEAK:
+            return weak_tensor.WeakTensor.from_tensor(tensor)
+        return tensor
+
+    def functions(self):
+        import tensorflow.experimental.numpy as tnp  # noqa: PLC0415
+
+        return {"maximum": tnp.maximum, "minimum": tnp.minimum, "where": tnp.where}
+
+    def form(self, value):
+        import tensorflow as tf  # noqa: PLC0415
+        from tensorflow.python.framework import weak_tensor  # noqa: PLC0415
+
+        if isinstance(value, (tf.Tensor, weak_tensor.WeakTensor)):
+            name = tf.as_dtype(value.dtype).name
+            return _shaped_form(value.shape.rank, tensorflow_probe.FROM_TF.get(name, name),
+                                isinstance(value, weak_tensor.WeakTensor))
+        return None
+
+
+#: framework name (its ruleset) -> what evaluating an expression in it needs
+FRAMEWORKS = {fw.name: fw for fw in (NumPy(), JAX(), Torch(), Paddle(), TensorFlow())}

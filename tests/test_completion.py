@@ -1,0 +1,136 @@
+"""Shell completion, through Click's completion machinery and through bash itself.
+
+Click answers `_PROMOTE_COMPLETE=bash_complete` with `TYPE,VALUE` lines; the script that
+`_PROMOTE_COMPLETE=bash_source promote` prints turns them into bash's COMPREPLY. An
+operator symbol such as `*` must come back quoted: bash's `COMPREPLY+=($value)` would
+otherwise expand it to the file names of the working directory.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.shell_completion import BashComplete
+
+import promote_cli
+from promote_cli.cli import main
+from promote_cli.vocab.dtypes import DTYPES
+
+#: characters a shell acts on in an unquoted word: globs, redirections, pipes, jobs, history
+SHELL_SPECIAL = set("*?[]<>|&;!^$`\"' (){}~#")
+
+
+def complete(*words: str) -> list[tuple[str, str]]:
+    """(type, value) of each completion of the last word after `promote WORDS...`, as Click computes it."""
+    args, incomplete = list(words[:-1]), words[-1]
+    items = BashComplete(main, {}, "promote", "_PROMOTE_COMPLETE").get_completions(args, incomplete)
+    return [(item.type, item.value) for item in items]
+
+
+def values(*words: str) -> list[str]:
+    return [v for _, v in complete(*words)]
+
+
+@pytest.mark.parametrize("fw", ["tosa", "numpy", "torch", "paddle", "tensorflow", "jax", "openvino"])
+def test_ops_are_offered_as_words_a_shell_keeps_as_they_are(fw):
+    offered = values("query", "i8", "u8", "-f", fw, "--op", "")
+    ops = set(promote_cli.load(fw).op_index)
+    assert offered and {shlex.split(v)[0] for v in offered} == ops  # every op, each one word
+    for v in offered:
+        word = shlex.split(v)[0]
+        assert len(shlex.split(v)) == 1
+        if SHELL_SPECIAL & set(word):
+            assert v == shlex.quote(word) and v.startswith("'"), v  # quoted, never bare
+
+
+def test_the_multiply_symbol_is_offered_quoted():
+    assert "*" in promote_cli.load("tosa").op_index
+    assert values("query", "i8", "u8", "-f", "tosa", "--op", "*") == ["'*'", "'**'"]
+    assert sorted(values("table", "-f", "tosa", "--op", "<")) == ["'<'", "'<<'", "'<='"]
+    assert "add" in values("table", "-f", "numpy", "--op", "a")
+
+
+def test_cast_and_rescale_complete_file_names():
+    for words in (["cast", ""], ["cast", "w.npy", "-o", ""], ["cast", "w.npy", "w2"], ["rescale", "a"],
+                  ["rescale", "a.npy", "--to", "i8", "-o", ""]):
+        assert [t for t, _ in complete(*words)] == ["file"], words
+    assert values("cast", "w.npy", "--to", "bf") == ["bf16"]
+    assert values("cast", "w.npy", "--from", "f8e5") == ["f8e5m2", "f8e5m2fnuz"]
+
+
+def test_framework_names_with_versions_in_any_case():
+    assert values("query", "-f", "paddle@") == ["paddle@2.6", "paddle@3.3"]
+    assert values("query", "-f", "PAD") == ["paddle", "paddle@2.6", "paddle@3.3"]
+    assert "cann@opbase" in values("table", "-f", "cann")
+    assert set(values("query", "-f", "array-api@")) == {x for x in promote_cli.framework_names()
+                                                        if x.startswith("array-api@")}
+
+
+def test_operands_complete_with_their_forms_and_python_scalars():
+    assert values("query", "0d:i1") == ["0d:i16"]
+    assert values("query", "0D:u6") == ["0D:u64"]
+    assert values("query", "weak:f1") == ["weak:f16"]
+    assert values("query", "py:") == ["py:bool", "py:int", "py:float", "py:complex"]
+    assert values("query", "w") == ["weak:"]
+    assert values("explain", "i8", "0d:") == [f"0d:{n}" for n in DTYPES]
+    every = values("query", "")
+    assert set(DTYPES) < set(every) and {"0d:", "weak:", "py:int"} < set(every)
+    assert not any(SHELL_SPECIAL & set(v) for v in every)  # no `DTYPE?`: a shell globs `?`
+
+
+def test_after_a_colon_that_bash_split_off_the_rest_of_the_operand_completes():
+    assert values("query", "py", ":", "") == ["bool", "int", "float", "complex"]
+    assert values("query", "i8", "py", ":", "f") == ["float"]
+    assert values("query", "0d", ":", "i1") == ["i16"]
+    assert values("explain", "WEAK", ":", "bf") == ["bf16"]
+    assert "py:int" in values("query", "i8", "")  # no colon before: whole operands
+
+
+def test_the_installed_program_answers_bash_complete(tmp_path):
+    env = dict(os.environ, _PROMOTE_COMPLETE="bash_complete", COMP_WORDS="promote query i8 u8 -f tosa --op *",
+               COMP_CWORD="7")
+    out = subprocess.run([sys.executable, "-m", "promote_cli"], env=env, capture_output=True, text=True,
+                         cwd=tmp_path, check=True).stdout
+    assert out.splitlines() == ["plain,'*'", "plain,'**'"]
+    env.update(COMP_WORDS="promote cast ", COMP_CWORD="2")
+    out = subprocess.run([sys.executable, "-m", "promote_cli"], env=env, capture_output=True, text=True,
+                         cwd=tmp_path, check=True).stdout
+    assert out.splitlines() == ["file,"]
+
+
+BASH_DRIVER = r"""
+eval "$(_PROMOTE_COMPLETE=bash_source promote)"
+try() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=()
+        _promote_completion promote 2>/dev/null; printf '%s\n' "${COMPREPLY[@]}"; printf '%s\n' '--'; }
+try promote query i8 u8 -f tosa --op '*'
+try promote table -f tosa --op ''
+try promote query -f paddle@
+try promote query i8 py : i
+try promote query weak : f1
+"""
+
+
+def test_bash_itself_never_expands_an_offered_op_into_file_names(tmp_path):
+    bash = shutil.which("bash")
+    assert bash, "bash is needed to check what bash makes of the completions"
+    for name in ("a.npy", "b.npy", "notes.txt"):
+        (tmp_path / name).write_text("")
+    bindir = Path(sys.executable).parent
+    assert (bindir / "promote").exists(), "the project is installed in the test environment"
+    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+    out = subprocess.run([bash, "--norc", "--noprofile", "-c", BASH_DRIVER], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, check=True).stdout
+    star, every, versions, python, weak, _ = out.split("--\n")
+    assert python.split() == ["int"] and weak.split() == ["f16"]  # bash completes the part after the ':'
+    assert star.split() == ["'*'", "'**'"]
+    assert not any(name in out for name in ("a.npy", "b.npy", "notes.txt"))
+    ops = every.split()
+    assert "'*'" in ops and "add" in ops and "'<<'" in ops
+    assert {shlex.split(op)[0] for op in ops} == set(promote_cli.load("tosa").op_index)
+    assert versions.split() == ["paddle@2.6", "paddle@3.3"]

@@ -1,0 +1,305 @@
+"""`promote expr` and `promote_cli.expr`: the parser (carets at the right column, bounded on hostile
+input), evaluation through the oracle (the anvil page's propagation example), and the CLI's
+agreement with the API."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+from support import ROOT, run_cli
+
+import promote_cli
+from promote_cli.errors import RuleFileError, UsageError
+from promote_cli.expressions import syntax
+from promote_cli.oracle import registry
+from promote_cli.vocab import operators
+
+ANVIL_PAGE = ROOT / "spec" / "anvil-type-promotion.md"
+#: the page's "Propagating Ambiguity" example, whose code the rendered page leaves out (r-xla/anvil,
+#: vignettes/type-promotion.Rmd, 259318ad): z <- x + 1L; z * y with x = nv_scalar(TRUE) (a known
+#: bool) and y = nv_scalar(2L, dtype = "i16")
+ANVIL_EXAMPLE = "(x:bool + 1L) * y:i16"
+
+
+def test_the_anvil_page_propagation_example_gives_the_page_answer():
+    page = ANVIL_PAGE.read_text(encoding="utf-8")
+    section = page[page.index("Propagating Ambiguity"):]
+    printed = re.search(r"\[ CPU(\w+)\{\} \]", section).group(1)        # the example's printed result
+    z_type = re.search(r"The type of z is (\w+)\?", section).group(1)   # "i32?": an ambiguous i32
+    got = promote_cli.expr(ANVIL_EXAMPLE, "anvil")
+    assert (printed, z_type) == ("i16", "i32")
+    assert got.result == printed
+    z = got.tree.children[0]
+    assert z.source == "(x:bool + 1L)" and z.operand == f"weak:{z_type}" and z.weak
+    # if z were known, y would be promoted to i32, as the page says
+    assert promote_cli.expr("(x:bool + y:i32) * z:i16", "anvil").result == "i32"
+
+
+@pytest.mark.parametrize("text, column, carets, message", [
+    ("x:i8 + )", 8, "^", "expected an operand, found ')'"),
+    ("x:i8 +", 7, "^", "the expression ends where an operand was expected"),
+    ("(x:i8 + 1", 10, "^", "expected ')' to close the '(' at column 1"),
+    ("x:i8 + 1)", 9, "^", "unmatched ')'"),
+    ("x:i8 < y:i8 < z:i8", 13, "^", "chained comparisons are not supported"),
+    ("x:i8 = 1", 6, "^", "'=' is not an operator here"),
+    ("x:i8 + 1.5.2", 8, "^^^^", "malformed number '1.5.'"),
+    ("x: + 1", 3, "^", "expected a type after 'x:'"),
+    ("x + 1", 1, "^", "'x' is not declared"),
+    ("x:i8 $ 1", 6, "^", "unexpected character '$'"),
+    ("", 1, "^", "the expression is empty"),
+    ("maximum(x:i8 1)", 14, "^", "expected ',' or ')' in the call of maximum"),
+    ("1e+", 4, "^", "expected digits in the exponent"),
+    ("x:f32 + 1.5L", 12, "^", "L follows an integer only"),
+    ("x:f32 + 007", 9, "^^^", "leading zeros are not allowed in an integer"),
+])
+def test_a_malformed_expression_names_its_column_and_draws_a_caret(text, column, carets, message):
+    with pytest.raises(syntax.ExpressionSyntaxError) as caught:
+        syntax.parse(text)
+    err = caught.value
+    assert str(err).startswith(f"malformed expression at column {column}: {message}")
+    shown, under = err.context_lines()
+    assert shown == f"  {text}".rstrip() or not text
+    assert under == "  " + " " * (column - 1) + carets
+    code, out, stderr = run_cli("expr", text, "-f", "numpy")
+    assert code == 2 and out == ""
+    assert stderr.splitlines() == [f"promote: {err}", shown, under]
+
+
+@pytest.mark.parametrize("text, span, message", [
+    ("x:i8 + y:bogus", (9, 14), "unknown dtype 'bogus'"),
+    ("x:i8 + x:i16", (7, 12), "x is declared i8 at column 1"),
+    ("x:i8 + 1L", (7, 9), "numpy@2.4 has no long literals like 1L"),
+    ("x:i8 @ 1", (5, 6), "unexpected character '@'"),
+    ("frobnicate(x:i8, 1)", (0, 10), "unknown function 'frobnicate'"),
+    ("where(x:bool, 1)", (0, 16), "where takes 3 arguments, not 2"),
+])
+def test_evaluation_errors_point_at_their_part(text, span, message):
+    with pytest.raises(syntax.ExpressionSyntaxError) as caught:
+        promote_cli.expr(text, "numpy")
+    assert message in str(caught.value)
+    assert (caught.value.position, caught.value.end) == span
+
+
+def test_an_operator_a_framework_lacks_is_a_usage_error_naming_what_it_has():
+    with pytest.raises(UsageError, match=r"cann@8.0 has no rule for / in expressions \(it has: \+ - \*\)"):
+        promote_cli.expr("x:f16 / y:f16", "cann")
+    with pytest.raises(UsageError, match="cann@8.0 has no int literals like 2"):
+        promote_cli.expr("x:f16 * 2", "cann")
+    with pytest.raises(UsageError, match="paddle@2.6 has no \\[expressions\\] rules"):
+        promote_cli.expr("x:i8 + y:i8", "paddle@2.6")
+    assert promote_cli.expr("(x:i8 * y:i8) < z:i32", "tosa").result == "bool"  # MUL widens to i32
+    assert promote_cli.expr("x:f16 * s:0d:f32", "cann").result == "f32"
+
+
+HOSTILE = [
+    "x:i8 + " * 700 + "1",                         # too long
+    " + ".join(f"v{i}:i8" for i in range(300)),     # too long a chain
+    "(" * 200 + "x:i8" + ")" * 200,                # too deep
+    "-" * 500 + "x:i8",                            # deep unary
+    "x:i8" + " ** x" * 100,                        # right-nested power
+    " + ".join(f"v{i}:i8" for i in range(1200)),    # too many nodes
+    "\x00\x01\x02",
+    "x:i8 + \u00e9",
+    "x:i8 + \u4e00\u4e01",
+    "\ud800",
+    "x:i8\n+ 1",
+    "x:\u0130 + 1",
+    "1" * 4000,
+    "2 ** 2 ** 2 ** 2 ** 2 ** 2",
+    "9" * 300 + " * " + "9" * 300 + " * 1.0",
+    "x:i8 + (1 / 0)",
+    "x:" + "a" * 3000,
+    "maximum(" * 60 + "x:i8" + ", 1)" * 60,
+    "where(where(where(c:bool, c, c), c, c), c, c" + ")" * 30,
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE, ids=range(len(HOSTILE)))
+def test_hostile_expressions_never_traceback_or_hang(text):
+    code, out, stderr = run_cli("expr", text, "-f", "jax")
+    assert code in (0, 1, 2), stderr
+    assert "Traceback" not in stderr and "internal error" not in stderr
+    if code:
+        assert stderr.startswith("promote: ") and len(stderr.splitlines()) <= 3
+    if code == 2:
+        with pytest.raises(UsageError):
+            promote_cli.expr(text, "jax")
+
+
+def test_hostile_bounds_are_usage_errors():
+    for text in HOSTILE[:5]:
+        with pytest.raises(syntax.ExpressionSyntaxError, match="too long|nested too deeply|too many"):
+            syntax.parse(text)
+
+
+def test_a_long_flat_chain_is_not_too_deep():
+    text = " + ".join(f"v{i}:i8" for i in range(150)) + " * 2"
+    assert promote_cli.expr(text, "numpy").result == "i8"
+    with pytest.raises(syntax.ExpressionSyntaxError, match="too long a chain of operators"):
+        syntax.parse(" + ".join(f"v{i}:i8" for i in range(250)))
+
+
+def test_literal_spellings():
+    from promote_cli.expressions import literals
+
+    cases = {"1": ("int", 1), "007j": ("complex", 7j), "000": ("int", 0), "1e3": ("float", 1000.0), ".5": ("float", 0.5),
+             "2.": ("float", 2.0), "10L": ("long", 10), "True": ("bool", True), "1J": ("complex", 1j)}
+    for text, (kind, value) in cases.items():
+        node = syntax.parse(text)
+        assert node.kind == "literal" and node.literal == text
+        assert (literals.kind_of(text), literals.value_of(text)) == (kind, value)
+
+
+def test_python_arithmetic_on_literals():
+    assert promote_cli.expr("1 + 2.5", "numpy").result == "py:float"
+    assert promote_cli.expr("True + True", "numpy").result == "py:int"
+    assert promote_cli.expr("7 / 7", "torch").result == "py:float"
+    assert promote_cli.expr("x:i8 + (200 + 100)", "numpy").refusal.endswith(
+        "OverflowError: Python integer 300 out of bounds for int8")
+    refused = promote_cli.expr("x:f32 + 1 // 0", "numpy")
+    assert refused.result is None and refused.refused_span == (8, 14)
+    assert "ZeroDivisionError" in refused.refusal and "1 // 0 (columns 9-14)" in refused.refusal
+    big = promote_cli.expr("x:f32 + 2 ** 100000", "numpy")
+    assert big.result is None and "OverflowError" in big.refusal
+
+
+def test_forms_flow_into_the_parent():
+    steps = {s.source: s.operand for s in promote_cli.expr("(s:0d:i8 + 1) * x:f16", "torch").steps()}
+    assert steps == {"s:0d:i8": "0d:i8", "1": "py:int", "(s:0d:i8 + 1)": "0d:i8", "x:f16": "f16",
+                     "(s:0d:i8 + 1) * x:f16": "f16"}
+    assert promote_cli.expr("w:weak:i32 * 2 < 3", "jax").result == "weak:bool"
+    assert promote_cli.expr("s:0d:f32 + t:0d:f16", "numpy").result == "0d:f32"
+
+
+def test_the_cli_agrees_with_the_api():
+    for text, fw, options in [("x:i16 * (y:i8 + 1)", "jax", []), ("x:i8 / 2", "jax", ["-O", "x64=true"]),
+                              ("x:i8 & 1.5", "numpy", []), ("x:u8 + w:weak:f32", "jax", [])]:
+        api = promote_cli.expr(text, fw, dict(o.split("=") for o in options[1::2]))
+        code, out, err = run_cli("expr", text, "-f", fw, *options)
+        assert code == (0 if api.result else 1)
+        assert out == (f"{api.result}\n" if api.result else "")
+        assert err == ("" if api.result else f"promote: {api.refusal}\n")
+        code, out, _ = run_cli("expr", text, "-f", fw, *options, "--format", "json")
+        assert json.loads(out) == api.to_dict()
+    with pytest.raises(UsageError) as caught:
+        promote_cli.expr("x:i8 + 1", "jax", {"nonsense": "1"})
+    code, _, err = run_cli("expr", "x:i8 + 1", "-f", "jax", "-O", "nonsense=1")
+    assert code == 2 and err == f"promote: {caught.value}\n"
+
+
+def test_explain_lists_every_node_with_its_rule():
+    code, out, _ = run_cli("expr", "(x:bool + 1L) * y:i16", "-f", "anvil", "--explain")
+    lines = out.splitlines()
+    assert code == 0 and lines[0] == "anvil@0.1.0.9000: (x:bool + 1L) * y:i16 -> i16"
+    assert lines[1].split() == ["node", "result", "weak", "decided", "by"]
+    rows = [line.split(None, 1)[0] for line in lines[2:]]
+    assert rows == ["x:bool", "1L", "(x:bool", "y:i16", "(x:bool"]
+    assert "weak:i32  weak  anvil@0.1.0.9000 +: one ambiguous" in out
+    data = json.loads(run_cli("expr", "(x:bool + 1L) * y:i16", "-f", "anvil", "--format", "json")[1])
+    assert data["result"] == "i16" and data["tree"]["children"][0]["weak"] is True
+    assert data["tree"]["children"][0]["span"] == [0, 13]
+
+
+def _load(tmp_path, extra: str, schema: int = 2):
+    path = tmp_path / "demo.toml"
+    path.write_text(f'schema = {schema}\nname = "demo"\nversion = "1"\ntypes = ["i8", "i16"]\n'
+                    '[operands]\npython = "distinct"\n[[rules]]\nname = "join"\nresult = "max(a, b, key=bits)"\n'
+                    .replace(", key=bits", "") + extra, encoding="utf-8")
+    return registry.load_path(str(path))
+
+
+@pytest.mark.parametrize("extra, message", [
+    ('[expressions]\nbogus = 1\n', "expressions.bogus: unknown key"),
+    ('[expressions.operators."@"]\nop = "add"\n', "expressions.operators.@: unknown operator"),
+    ('[expressions.operators."+"]\nresult = "a"\n', "names the ruleset op"),
+    ('[expressions.operators."+"]\nop = "add"\nresult = "nonsense(a)"\n', "unknown function 'nonsense'"),
+    ('[expressions.operators."+"]\nop = "add"\nrefuse_if = "true"\n', "refuse_if and refuse go together"),
+    ('[expressions]\nliterals = { int = "py:float" }\n', "int literals cannot be the Python scalar py:float"),
+    ('[expressions]\nliterals = { float = "weak:f32" }\n', "f32 is not one of the file's types"),
+    ('[expressions.operators."+"]\nop = "add"\ncondition = "true"\ncondition_refuse = "x"\n', "in where only"),
+])
+def test_the_expressions_section_is_validated_on_load(tmp_path, extra, message):
+    with pytest.raises(RuleFileError, match=re.escape(message)):
+        _load(tmp_path, extra)
+
+
+def test_schema_1_has_no_expressions(tmp_path):
+    with pytest.raises(RuleFileError, match="expressions: needs schema = 2"):
+        _load(tmp_path, '[expressions]\n', schema=1)
+
+
+def test_every_shipped_expressions_section_loads():
+    with_rules = sorted(rs.name for rs in promote_cli.frameworks() if rs.expressions is not None)
+    assert {"anvil", "array-api", "cann", "jax", "numpy", "openvino", "paddle", "tensorflow", "torch", "tosa"} <= set(
+        with_rules)
+    for op in operators.BINARY:  # every operator of the syntax parses, and JAX has a rule for it
+        tree = syntax.parse(f"x:i8 {op} y:i8")
+        assert (tree.kind, tree.op) == ("binary", op)
+        promote_cli.expr(f"x:i8 {op} y:i8", "jax")
+
+
+TOKENS = ["x:i8", "y:u8", "z:f16", "s:0d:f32", "w:weak:i32", "b:bool", "x", "y", "1", "300", "2.5", "1e3", "True",
+          "1j", "1L", "+", "-", "*", "/", "//", "**", "%", "==", "<", ">=", "&", "|", "^", "(", ")", ",",
+          "maximum(", "where(", "@", ":", "\u00e9", " "]
+
+
+def test_random_token_soup_is_answered_or_a_usage_error():
+    import random
+
+    rng = random.Random(14)
+    for _ in range(1500):
+        text = " ".join(rng.choice(TOKENS) for _ in range(rng.randint(0, 12)))
+        for fw in ("jax", "numpy", "anvil"):
+            try:
+                got = promote_cli.expr(text, fw)
+            except UsageError:
+                continue
+            assert got.result is not None or got.refusal.startswith(f"{got.framework}@")
+
+
+def _generated(rng, depth=0) -> str:
+    leaves = ["x:i8", "y:u8", "z:f16", "s:0d:i16", "t:0d:f32", "b:bool", "1", "2", "-3", "2.5", "True", "1j"]
+    if depth > 3 or rng.random() < 0.3:
+        return rng.choice(leaves)
+    kind = rng.random()
+    if kind < 0.7:
+        op = rng.choice(operators.BINARY)
+        return f"({_generated(rng, depth + 1)} {op} {_generated(rng, depth + 1)})"
+    if kind < 0.8:
+        return f"-{_generated(rng, depth + 1)}"
+    if kind < 0.9:
+        return f"maximum({_generated(rng, depth + 1)}, {_generated(rng, depth + 1)})"
+    return f"where({_generated(rng, depth + 1)} < 1, {_generated(rng, depth + 1)}, {_generated(rng, depth + 1)})"
+
+
+@pytest.mark.parametrize("fw", ["jax", "numpy", "torch", "paddle", "tensorflow", "array-api", "anvil", "tosa",
+                                "openvino", "cann"])
+def test_generated_expressions_never_meet_a_rule_defect(fw):
+    """Well-formed expressions over one variable set give a result, a refusal or a usage error for what the
+    framework lacks (a literal, an operator, a type): never a rule that fails (a RuleDefect)."""
+    import random
+
+    from promote_cli.errors import RuleDefect
+
+    rng = random.Random(fw)
+    for _ in range(300):
+        text = _generated(rng)
+        try:
+            promote_cli.expr(text, fw)
+        except RuleDefect:
+            raise
+        except UsageError:
+            pass
+
+
+def test_frameworks_lists_what_promote_expr_evaluates():
+    code, out, _ = run_cli("frameworks", "-v", "-f", "cann")
+    assert code == 0 and "  promote expr: + - *; literals: none" in out.splitlines()
+    code, out, _ = run_cli("frameworks", "-f", "anvil", "--format", "json")
+    (record,) = json.loads(out)
+    assert record["expressions"]["operators"] == ["+", "-", "*", "/", "**"]
+    assert record["expressions"]["literals"]["long"] == "weak:i32"
+    paddle = {r["ruleset"]: r for r in json.loads(run_cli("frameworks", "-f", "paddle", "--format", "json")[1])}
+    assert paddle["paddle@2.6"]["expressions"] is None and paddle["paddle@3.3"]["expressions"]["operators"]
