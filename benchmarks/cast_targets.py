@@ -102,10 +102,10 @@ def cast_pairs(n: int, rounds: int, pairs=None, show=print) -> dict:
         x = inputs.setdefault(src, _pair_input(src, n, rng))
         dt = numpy_dtype(dst)
 
-        def ours():
+        def ours(x=x, src=src, dst=dst):
             cast_array(x, dst, src=src)
 
-        def astype():
+        def astype(x=x, dt=dt):
             with np.errstate(all="ignore"):
                 x.astype(dt)
 

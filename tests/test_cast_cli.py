@@ -425,8 +425,9 @@ def test_threaded_casting_writes_the_same_file(tmp_path, weights, threads):
 
 @pytest.mark.parametrize("threads", [None, 1, 2])
 def test_big_casts_split_chunks_over_threads(tmp_path, threads):
-    """A file of many chunks, each large enough for `cast_array` to split over threads
-    (the default) or not: the same bytes and statistics as one cast of the whole array."""
+    """A file of many chunks, each large enough for `cast_array` to split over threads,
+    cast with the default threads, one, or two chunks at a time: the same bytes and
+    statistics as one cast of the whole array."""
     from promote_cli.numerics import cast as numcast
 
     rng = np.random.default_rng(3)

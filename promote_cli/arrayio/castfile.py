@@ -57,7 +57,8 @@ PROGRESS_MIN_BYTES = 64 << 20
 
 
 def _default_threads() -> int:
-    # Chunks converted at a time: one (a cast splits each of its chunks over the CPUs itself).
+    # Chunks converted at a time: one (measured on 2 CPUs: a second casting thread is no
+    # faster; numpy keeps the GIL in much of a kernel, see numerics.cast.default_threads).
     return 1
 
 
@@ -271,8 +272,8 @@ def cast_file(
     input. `progress`, if given, is called with the number of input bytes done after
     each chunk. `chunk_bytes` bounds the input bytes cast at a time
     (default `npyio.DEFAULT_CHUNK_BYTES`). `threads` > 1 casts that many chunks at a
-    time, one thread each; 1 casts in this thread alone; the default casts each chunk on
-    every CPU (`numerics.cast.default_threads()`) while other threads read and write.
+    time, one thread each; 1 casts in this thread alone; the default casts each chunk with
+    `numerics.cast.default_threads()` threads while other threads read and write.
     Returns a `CastReport` with the element statistics.
     """
     _check_options(to, mode)
@@ -328,7 +329,7 @@ def _cast_open(f, job, to, from_, mode, saturate, chunk_bytes, threads, progress
     numcast.check_pair(source.canonical, to, mode=mode)
     if saturate and mode != "extended":
         raise UsageError("--saturate is only meaningful with --mode extended (TOSA fixes overflow behaviour)")
-    # Default: one converting thread whose chunks `cast_array` splits over the CPUs; an explicit
+    # Default: one converting thread, each chunk cast as `cast_array` casts by default; an explicit
     # `threads` (1 in worker processes) is the whole cast's thread count.
     kw = dict(src=source.canonical, mode=mode, saturate=saturate, stats=True, threads=None if threads is None else 1)
 
