@@ -474,3 +474,110 @@ def test_cast_array_into_a_given_buffer(weights):
     assert _bits(got) == _bits(want) and st2.as_dict() == st.as_dict()
     with pytest.raises(Exception):
         tosa_cast.cast_array(x, "bf16", src="f32", out=np.empty(x.size + 1, numpy_dtype("bf16")))
+
+
+# --------------------------------------------------------------------------- casts split between two processes
+
+
+def _split_everything(monkeypatch):
+    forks = []
+    real_fork = os.fork
+
+    def fork():
+        pid = real_fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(castfile, "SPLIT_MIN_BYTES", 0)
+    monkeypatch.setattr(castfile.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(castfile.os, "fork", fork)
+    return forks
+
+
+@pytest.mark.parametrize("to", ["f16", "bf16", "f8e4m3", "i8"])
+@pytest.mark.parametrize("layout", ["C", "F", ">f4"])
+def test_a_large_cast_is_split_between_two_processes(tmp_path, monkeypatch, to, layout):
+    """A default cast of a large file: the second half is cast by a forked process writing into
+    the same temporary file; the file and the statistics are those of a cast in one thread
+    (byte-swapped and Fortran-order inputs too, an odd number of chunks)."""
+    forks = _split_everything(monkeypatch)
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal((301, 117)) * 3e4).astype(np.float32)
+    x[::7, ::5] = np.nan
+    if layout == "F":
+        x = np.asfortranarray(x)
+    elif layout == ">f4":
+        x = x.astype(">f4")
+    p = tmp_path / "w.npy"
+    np.save(p, x)
+    progress = []
+    rep = castfile.cast_file(p, tmp_path / "split.npy", to=to, chunk_bytes=4000, progress=progress.append)
+    assert len(forks) == 1
+    one = castfile.cast_file(p, tmp_path / "one.npy", to=to, chunk_bytes=4000, threads=1)
+    assert len(forks) == 1
+    assert (tmp_path / "split.npy").read_bytes() == (tmp_path / "one.npy").read_bytes()
+    assert rep.stats == one.stats and rep.bytes_out == one.bytes_out
+    want, st = tosa_cast.cast_array(np.ascontiguousarray(x).astype(np.float32), to, src="f32")
+    assert _bits(np.ascontiguousarray(npyio.read_npy(tmp_path / "split.npy"))) == _bits(want)
+    assert rep.stats == {k: int(v) for k, v in st.as_dict().items()}
+    assert progress == sorted(progress) and progress[-1] == x.nbytes
+
+
+def test_a_failing_helper_process_fails_the_cast(tmp_path, monkeypatch):
+    """The helper cannot write (a full disk): the cast fails with one message, exit 2, and
+    leaves no output and no temporary file."""
+    _split_everything(monkeypatch)
+
+    def full(fd, data, offset):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(castfile, "_pwrite", full)
+    p = tmp_path / "w.npy"
+    np.save(p, np.arange(50000, dtype=np.float32))
+    from promote_cli.errors import UsageError
+
+    with pytest.raises(UsageError) as e:
+        castfile.cast_file(p, tmp_path / "o.npy", to="f16", chunk_bytes=4000)
+    assert e.value.exit_code == 2 and "o.npy: cannot write output: No space left on device" in str(e.value)
+    assert sorted(os.listdir(tmp_path)) == ["w.npy"]
+
+
+def test_an_interrupted_split_cast_leaves_nothing(tmp_path):
+    """SIGINT or SIGTERM during a split cast: the helper is killed and reaped before the
+    temporary file is removed; no output, nothing left behind."""
+    import signal
+    import time
+
+    p = tmp_path / "w.npy"
+    np.save(p, np.linspace(-1e5, 1e5, 1 << 21, dtype=np.float32))
+    code = textwrap.dedent(
+        """
+        import sys
+        from promote_cli.arrayio import castfile
+        castfile.SPLIT_MIN_BYTES = 0
+        castfile.os.sched_getaffinity = lambda pid: {0, 1}
+        from promote_cli.arrayio import npy
+        npy.DEFAULT_CHUNK_BYTES = 1 << 14
+        from promote_cli.cli import run
+        sys.argv[0] = "promote"
+        run()
+        """
+    )
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        proc = subprocess.Popen([sys.executable, "-c", code, "cast", str(p), "--to", "f16"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            if any(".promote-tmp-" in n for n in os.listdir(tmp_path)):
+                break
+            time.sleep(0.005)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode in (0, 130, 143, -sig), err
+        assert b"Traceback" not in err and len(err.splitlines()) <= 1, err
+        left = sorted(os.listdir(tmp_path))
+        assert left in (["w.npy"], ["w.f16.npy", "w.npy"]), left
+        if proc.returncode == 0:
+            assert np.load(tmp_path / "w.f16.npy").shape == (1 << 21,)
+            os.unlink(tmp_path / "w.f16.npy")
