@@ -10,7 +10,8 @@ case variants that reach one file are caught.
 (`npyio.NpyInput`) a chunk at a time (`npyio.ChunkReader`), casts each chunk with
 `numerics.cast.cast_array`, adds up the statistics and writes the output atomically
 (`npyio.atomic_output`), so memory stays bounded whatever the file size and an
-interrupted cast leaves no partial output. `cast_file` plans and does one file;
+interrupted cast leaves no partial output. A large file on two CPUs is cast in halves,
+the second by a forked process (`_HalfCaster`). `cast_file` plans and does one file;
 `run_plan` and `cast_files` do several in worker processes and hand the results back
 in input order.
 """
@@ -273,7 +274,8 @@ def cast_file(
     each chunk. `chunk_bytes` bounds the input bytes cast at a time
     (default `npyio.DEFAULT_CHUNK_BYTES`). `threads` > 1 casts that many chunks at a
     time, one thread each; 1 casts in this thread alone; the default casts each chunk with
-    `numerics.cast.default_threads()` threads while other threads read and write.
+    `numerics.cast.default_threads()` threads while other threads read and write, and a
+    file of `SPLIT_MIN_BYTES` or more in two halves at once (a forked process, two CPUs).
     Returns a `CastReport` with the element statistics.
     """
     _check_options(to, mode)
