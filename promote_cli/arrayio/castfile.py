@@ -476,27 +476,10 @@ class _HalfCaster:
 
     @staticmethod
     def _cast(f, header, source, out_dtype, convert, chunk_bytes, split, out_fd, head_len, output) -> tuple:
+        # the same pipeline as the parent's (reading and writing threads of its own), writing at its place
         reader = npyio.ChunkReader(header, source, chunk_bytes=chunk_bytes, fd=f.fd, start=split)
-        total = None
-        first = split
-        offset = head_len + split * out_dtype.itemsize
-        start = offset
-        buf = np.empty(min(reader.chunk_elems, header.count - split), out_dtype)
-        for chunk in reader:
-            y = buf[:chunk.size]
-            st = convert(chunk, y, first)
-            if st is not None:
-                total = st if total is None else total + st
-            data = memoryview(y.view(np.uint8))
-            while data:
-                n = _pwrite(out_fd, data, offset)
-                if n <= 0:  # a write that makes no progress would loop forever
-                    import errno
-
-                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-                data, offset = data[n:], offset + n
-            first += chunk.size
-        return total, offset - start
+        sink = _PositionedSink(out_fd, head_len + split * out_dtype.itemsize)
+        return _convert_range(f, reader, sink, 0, out_dtype, convert, 1, None)
 
     def result(self) -> tuple:
         """(statistics, bytes written) once the helper is done; its error raised here. Waits in short
@@ -542,6 +525,28 @@ class _HalfCaster:
         if self.rfd is not None:
             os.close(self.rfd)
             self.rfd = None
+
+
+class _PositionedSink:
+    """A file object writing with `os.pwrite` from `base` on (the helper's part of the output)."""
+
+    def __init__(self, fd: int, base: int):
+        self.fd, self.base, self.offset = fd, base, base
+
+    def write(self, data) -> int:
+        data = memoryview(data).cast("B")
+        total = len(data)
+        while data:
+            n = _pwrite(self.fd, data, self.offset)
+            if n <= 0:  # a write that makes no progress would loop forever
+                import errno
+
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            data, self.offset = data[n:], self.offset + n
+        return total
+
+    def fileno(self) -> int:
+        return self.fd
 
 
 def _convert_range(f, reader, fp, head_len, out_dtype, convert, threads, progress) -> tuple:
@@ -631,6 +636,12 @@ class _Writer:
         self.fp = fp
         self.written = 0
         self.flushed = 0  # bytes whose writeback was started (`_start_writeback`)
+        self.base = getattr(fp, "base", None)  # where the first byte goes (None: at the file's position)
+        if self.base is None:
+            try:
+                self.base = os.lseek(fp.fileno(), 0, os.SEEK_CUR)
+            except (OSError, AttributeError, ValueError):
+                self.base = 0
         self.error: BaseException | None = None
         self.free: queue.Queue = queue.Queue()
         self.todo: queue.Queue = queue.Queue()
@@ -667,7 +678,7 @@ class _Writer:
         if done < WRITEBACK_BYTES or _FADV is None:
             return
         try:
-            os.posix_fadvise(self.fp.fileno(), self.flushed, done, _FADV)
+            os.posix_fadvise(self.fp.fileno(), self.base + self.flushed, done, _FADV)
         except (OSError, AttributeError, ValueError):
             pass  # only a hint
         self.flushed = self.written
