@@ -9,9 +9,13 @@ process, output to /dev/null; peak RSS of that process from `os.wait4`); the med
     python benchmarks/run.py --only startup --rounds 30
     python benchmarks/run.py --lines 200000 --json out.json
     python benchmarks/run.py --promote /path/to/other/venv/bin/promote   # another build, same references
+    python benchmarks/run.py --only startup --wheel   # also from a wheel installed in a fresh venv
 
 Targets:
-  startup    `promote query i8 u8 -f openvino -O promote_unsafe=true`  vs  `python -c "import click"`
+  startup    `promote query i8 u8 -f openvino -O promote_unsafe=true`  vs  `python -c "import click"`, both with
+             the interpreter of the venv `promote` is installed in (its cache warm; `--wheel` adds the same
+             measured on a wheel of this checkout installed in a fresh venv, as a user gets it; `startup-cold`
+             and `startup-nocache` show the first run and `PROMOTE_CACHE_DIR=`, without a target)
   repeated   `promote query --batch -f cann` on N lines of repeated pairs  vs  a Python loop over
              `numpy.promote_types` on the same pairs
   distinct   `promote query --batch -f paddle --op /` on N textually distinct lines (aliases, letter case,
@@ -50,6 +54,9 @@ for line in sys.stdin:
 
 TARGETS = {"startup": 1.2, "repeated": 0.33, "distinct": 0.67}
 CAST_TARGETS = ("cast-pairs", "cast-f16", "cast-bf16", "cast-f8e4m3", "cast-2g")   # cast_targets.py
+#: start-up figures shown next to the target, without one of their own
+STARTUP_INFO = ("startup-cold", "startup-nocache")
+QUERY = ["query", "i8", "u8", "-f", "openvino", "-O", "promote_unsafe=true"]
 RSS_TARGET_MIB = 64
 
 
@@ -59,12 +66,24 @@ def promote_command() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "promote_cli"]
 
 
-def timed(cmd: list[str], stdin_path: str | None = None) -> tuple[float, float]:
+def python_of(promote: list[str]) -> str:
+    """The interpreter of the venv a `promote` script is installed in (the reference runs with it)."""
+    beside = Path(promote[0]).with_name("python")
+    return str(beside) if len(promote) == 1 and beside.exists() else sys.executable
+
+
+#: the environment of every measured process: as a user's, bytecode written (an editable install's
+#: first run writes it, as pip writes it for a wheel), so no run pays for compiling the package's source
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def timed(cmd: list[str], stdin_path: str | None = None, env: dict | None = None) -> tuple[float, float]:
     """(seconds, peak RSS in MiB) of one run of `cmd` in a fresh process."""
     stdin = open(stdin_path, "rb") if stdin_path else subprocess.DEVNULL
     try:
         start = time.perf_counter()
-        proc = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(cmd, stdin=stdin, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                env=env or ENV)
         _, status, usage = os.wait4(proc.pid, 0)
         elapsed = time.perf_counter() - start
         proc.returncode = os.waitstatus_to_exitcode(status)
@@ -76,16 +95,53 @@ def timed(cmd: list[str], stdin_path: str | None = None) -> tuple[float, float]:
     return elapsed, usage.ru_maxrss / 1024
 
 
-def compare(ours: list[str], reference: list[str], rounds: int, stdin_ours=None, stdin_ref=None) -> dict:
+def compare(ours: list[str], reference: list[str], rounds: int, stdin_ours=None, stdin_ref=None,
+            env: dict | None = None, before=None) -> dict:
+    """Both sides in turn, `rounds` times (`before()` ahead of each run of ours); medians, the ratio of the
+    medians, and the median and range of the ratios of each round's pair (steadier when the machine drifts)."""
     runs = {"ours": [], "reference": []}
     for _ in range(rounds):
-        runs["ours"].append(timed(ours, stdin_ours))
+        if before is not None:
+            before()
+        runs["ours"].append(timed(ours, stdin_ours, env))
         runs["reference"].append(timed(reference, stdin_ref))
     out = {}
     for side, samples in runs.items():
         out[side] = {"median_s": statistics.median(t for t, _ in samples),
                      "peak_rss_mib": max(r for _, r in samples)}
     out["ratio"] = out["ours"]["median_s"] / out["reference"]["median_s"]
+    paired = [o[0] / r[0] for o, r in zip(runs["ours"], runs["reference"])]
+    out["paired"] = {"median": statistics.median(paired), "min": min(paired), "max": max(paired)}
+    return out
+
+
+def wheel_venv(directory: str) -> list[str]:
+    """A wheel of this checkout installed (with its dependencies) in a fresh venv of this interpreter: the
+    `promote` script a user gets from `pip install`."""
+    root = Path(__file__).resolve().parent.parent
+    wheels, venv = os.path.join(directory, "wheels"), os.path.join(directory, "venv")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "-w", wheels, str(root)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+    (wheel,) = Path(wheels).glob("*.whl")
+    subprocess.run([os.path.join(venv, "bin", "pip"), "install", "-q", str(wheel)], check=True)
+    return [os.path.join(venv, "bin", "promote")]
+
+
+def startup(promote: list[str], rounds: int, directory: str, info: bool) -> dict:
+    """The start-up target (the cache warmed first) and, with `info`, the first run and the cache off."""
+    python = python_of(promote)
+    subprocess.run(promote + QUERY, stdout=subprocess.DEVNULL, env=ENV)  # the cache and the bytecode, written
+    out = {"startup": compare(promote + QUERY, [python, "-c", "import click"], rounds)}
+    if info:
+        cold_dir = os.path.join(directory, "cold-cache")
+
+        def empty():
+            shutil.rmtree(cold_dir, ignore_errors=True)
+
+        out["startup-cold"] = compare(promote + QUERY, [python, "-c", "import click"], rounds,
+                                      env={**ENV, "PROMOTE_CACHE_DIR": cold_dir}, before=empty)
+        out["startup-nocache"] = compare(promote + QUERY, [python, "-c", "import click"], rounds,
+                                         env={**ENV, "PROMOTE_CACHE_DIR": ""})
     return out
 
 
@@ -151,6 +207,10 @@ def main(argv=None) -> int:
     parser.add_argument("--cast-mib", type=int, default=256, help="file size of the file-cast targets (default 256)")
     parser.add_argument("--big-mib", type=int, default=2048, help="file size of cast-2g (default 2048)")
     parser.add_argument("--dir", help="directory for the cast targets' scratch files (default: a temporary one)")
+    parser.add_argument("--wheel", action="store_true",
+                        help="also measure start-up from a wheel of this checkout in a fresh venv (pip installs it)")
+    parser.add_argument("--no-startup-info", action="store_true",
+                        help="measure only the start-up target (not the first run, nor the cache off)")
     args = parser.parse_args(argv)
     only = args.only or list(TARGETS) + list(CAST_TARGETS)
     promote = args.promote.split() if args.promote else promote_command()
@@ -159,9 +219,13 @@ def main(argv=None) -> int:
     tmp = tempfile.mkdtemp(prefix="promote-bench-")
     try:
         if "startup" in only:
-            results["startup"] = compare(promote + ["query", "i8", "u8", "-f", "openvino", "-O", "promote_unsafe=true"],
-                                         [sys.executable, "-c", "import click"], args.rounds)
-            _show("startup", results["startup"], "query i8 u8 -f openvino", "import click", ms=True)
+            builds = [("", promote)]
+            if args.wheel:
+                builds.append(("wheel: ", wheel_venv(tmp)))
+            for label, build in builds:
+                for name, r in startup(build, args.rounds, tmp, not args.no_startup_info).items():
+                    results[label.replace(": ", "-") + name] = r
+                    _show(name, r, f"{label}query i8 u8 -f openvino", "import click", ms=True)
         for name, framework, op, distinct in [("repeated", "cann", "add", False), ("distinct", "paddle", "/", True)]:
             if name not in only:
                 continue
@@ -183,15 +247,18 @@ def main(argv=None) -> int:
 
 
 def _show(name: str, r: dict, ours: str, ref: str, ms: bool, lines: int = 0) -> None:
-    target = TARGETS[name]
-    verdict = "met" if r["ratio"] <= target else "missed"
+    target = TARGETS.get(name)
+    verdict = "no target" if target is None else "met" if r["ratio"] <= target else "missed"
     if ms:
         figures = f"{r['ours']['median_s'] * 1e3:7.1f} ms vs {r['reference']['median_s'] * 1e3:7.1f} ms"
     else:
         figures = (f"{r['ours']['median_s']:6.2f} s ({lines / r['ours']['median_s'] / 1e3:5.0f}k lines/s) vs "
                    f"{r['reference']['median_s']:6.2f} s ({lines / r['reference']['median_s'] / 1e3:5.0f}k lines/s)")
     rss = f"peak RSS {r['ours']['peak_rss_mib']:.0f} MiB vs {r['reference']['peak_rss_mib']:.0f} MiB"
-    line = f"{name:9} {ours} vs {ref}: {figures}  ratio {r['ratio']:.2f} (target <= {target}: {verdict}); {rss}"
+    paired = r["paired"]
+    goal = f"target <= {target}: {verdict}" if target is not None else verdict
+    line = (f"{name:9} {ours} vs {ref}: {figures}  ratio {r['ratio']:.2f} ({goal}); paired {paired['median']:.2f} "
+            f"[{paired['min']:.2f}-{paired['max']:.2f}]; {rss}")
     if name == "distinct":
         rss_ok = "met" if r["ours"]["peak_rss_mib"] <= RSS_TARGET_MIB else "missed"
         line += f" (target <= {RSS_TARGET_MIB} MiB: {rss_ok})"

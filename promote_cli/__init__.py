@@ -24,9 +24,8 @@ parses, calls and renders.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from promote_cli.errors import PromoteError, Refusal, RuleDefect, RuleFileError, UsageError
+from promote_cli.records import Record
 from promote_cli.vocab.dtypes import DTYPES, DType, aliases, lookup
 from promote_cli.vocab.operands import Operand
 from promote_cli.vocab.operands import parse as parse_operand
@@ -68,8 +67,7 @@ def query_n(framework: str, operands, op: str = "add", options: dict | None = No
     return answer_n(load(framework), operands, op, options)
 
 
-@dataclass
-class BatchLine:
+class BatchLine(Record):
     """One answered line of a batch: its 1-based line `number`, its `operands`, and either the `answer`
     (whose result is None when refused) or the `error` that kept it from being asked."""
 
@@ -359,8 +357,7 @@ def write_outputs(files: dict, protect: tuple = ()) -> None:
             sink.write(text.encode("utf-8"))
 
 
-@dataclass
-class Expectation:
+class Expectation(Record):
     """One line of an expect file: `FRAMEWORK[:KEY=VALUE,...] A B [OP] -> RESULT` (or `-> refused`)."""
 
     line: int
@@ -379,8 +376,7 @@ class Expectation:
         return self.got == self.expected
 
 
-@dataclass
-class ExpectReport:
+class ExpectReport(Record):
     """What `expect` found: every expectation (`.checked`) and those that do not hold (`.mismatches`)."""
 
     source: str

@@ -8,6 +8,9 @@ the TOML parser's output, so whoever reads it validates it exactly as a freshly 
 is used only when it is a regular file (not a link) owned by this user in a directory owned by this user,
 writable by no one else, that parses as JSON and carries the expected digest and format; anything else is
 ignored and the file parsed again (and the entry rewritten, atomically). Failing to write is never an error.
+
+`read_json` and `write_json` are those checks and that atomic write for any entry: the cache of compiled rule
+expressions (`oracle/exprcache.py`) keeps its entries beside these, with the same guarantees.
 """
 
 from __future__ import annotations
@@ -32,18 +35,26 @@ def cache_dir() -> str | None:
 
 def loads(data: bytes, parse) -> dict:
     """`parse()` (the dict a TOML file of bytes `data` parses to), from the cache when it holds it."""
-    directory = cache_dir()
-    if directory is None:
+    if cache_dir() is None:
         return parse()
-    import hashlib
-
-    digest = hashlib.sha256(data).hexdigest()
-    entry = os.path.join(directory, digest + ".json")
-    raw = _read(directory, entry, digest)
-    if raw is None:
-        raw = parse()
-        _write(directory, entry, digest, raw)
+    digest = sha256(data)
+    payload = read_json(digest + ".json")
+    if (payload is not None and payload.get("format") == _TAG and payload.get("sha256") == digest
+            and isinstance(payload.get("toml"), dict)):
+        return payload["toml"]
+    raw = parse()
+    write_json(digest + ".json", {"format": _TAG, "sha256": digest, "toml": raw}, check_key="toml")
     return raw
+
+
+def sha256(data: bytes) -> str:
+    """The hex SHA-256 of `data` (the C module alone when the interpreter has it: `hashlib` also loads
+    OpenSSL, a few milliseconds of start-up)."""
+    try:
+        from _sha256 import sha256 as _sha
+    except ImportError:  # pragma: no cover - Python 3.12 renamed it; hashlib has it everywhere
+        from hashlib import sha256 as _sha
+    return _sha(data).hexdigest()
 
 
 def _private_dir(directory: str) -> bool:
@@ -54,12 +65,16 @@ def _private_dir(directory: str) -> bool:
     return stat.S_ISDIR(info.st_mode) and info.st_uid == os.getuid() and not info.st_mode & 0o022
 
 
-def _read(directory: str, entry: str, digest: str) -> dict | None:
-    if not _private_dir(directory):
+def read_json(name: str) -> dict | None:
+    """The JSON object of the entry `name`, or None unless the cache is on, its directory is this user's
+    and writable by no one else, and the entry is a regular file (not a link) of this user, writable by no
+    one else, of bounded size, that parses as a JSON object. The caller checks what the object holds."""
+    directory = cache_dir()
+    if directory is None or not _private_dir(directory):
         return None
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(entry, flags)
+        fd = os.open(os.path.join(directory, name), flags)
     except OSError:
         return None
     try:
@@ -78,26 +93,30 @@ def _read(directory: str, entry: str, digest: str) -> dict | None:
         payload = json.loads(data)
     except (ValueError, RecursionError):
         return None
-    if (not isinstance(payload, dict) or payload.get("format") != _TAG or payload.get("sha256") != digest
-            or not isinstance(payload.get("toml"), dict)):
-        return None
-    return payload["toml"]
+    return payload if isinstance(payload, dict) else None
 
 
-def _write(directory: str, entry: str, digest: str, raw: dict) -> None:
+def write_json(name: str, payload: dict, check_key: str | None = None) -> None:
+    """Store `payload` as the entry `name`, atomically, in a directory made private to this user. Nothing is
+    written when `payload` is not plain JSON data (or, with `check_key`, when that part of it does not read
+    back equal: a NaN, a date); failing to write is never an error."""
     import json
 
+    directory = cache_dir()
+    if directory is None:
+        return
     try:
-        text = json.dumps({"format": _TAG, "sha256": digest, "toml": raw}, ensure_ascii=False)
-        if json.loads(text)["toml"] != raw:  # not plain JSON data (a NaN, a date): not cached
+        text = json.dumps(payload, ensure_ascii=False)
+        if check_key is not None and json.loads(text)[check_key] != payload[check_key]:
             return
     except (TypeError, ValueError, RecursionError):
         return
+    entry = os.path.join(directory, name)
+    temp = f"{entry}.{os.getpid()}.tmp"
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
         if not _private_dir(directory):
             return
-        temp = f"{entry}.{os.getpid()}.tmp"
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         try:
             os.write(fd, text.encode("utf-8"))
@@ -107,5 +126,5 @@ def _write(directory: str, entry: str, digest: str, raw: dict) -> None:
     except OSError:
         try:
             os.unlink(temp)
-        except (OSError, NameError):
+        except OSError:
             pass

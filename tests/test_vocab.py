@@ -159,7 +159,7 @@ example = ["float8_e2m5"]
 
 def test_a_type_added_to_the_data_is_known_without_code(tmp_path):
     data = tmp_path / "dtypes.toml"
-    data.write_text(dtypes.DATA.read_text(encoding="utf-8") + EXTRA, encoding="utf-8")
+    data.write_text(Path(dtypes.DATA).read_text(encoding="utf-8") + EXTRA, encoding="utf-8")
     probe = ("from promote_cli.vocab.dtypes import lookup, DTYPES; d = lookup('torch.FLOAT8_E2M5'); "
              "print(d.name, d.max, d.smallest_subnormal, list(DTYPES)[-1])")
     env = dict(os.environ, PROMOTE_DTYPES_FILE=str(data))

@@ -1,159 +1,30 @@
-"""The `promote` command group. Commands live in `commands/` and load only when invoked,
-so `promote query` imports neither numpy nor Rich."""
+"""The command line. `run` is the console-script entry point: the common `promote query` invocations are
+answered by `fast.py` without loading Click; everything else goes to the Click group in `group.py`, whose
+commands (`commands/`) load only when invoked."""
 
 from __future__ import annotations
 
-import importlib
-import os
 import sys
-import traceback
-
-import click
-
-from promote_cli.cli.formats import one_line
-from promote_cli.errors import EXIT_USAGE, PromoteError
-
-COMMANDS = {
-    "query": ("promote_cli.cli.commands.query", "query", "The common dtype of two operands."),
-    "table": ("promote_cli.cli.commands.table", "table", "The full promotion matrix, or the differences of two or more."),
-    "expr": ("promote_cli.cli.commands.expr", "expr", "The result type of a whole expression, node by node."),
-    "explain": ("promote_cli.cli.commands.explain", "explain", "Which rule decides a pair, and what other options give."),
-    "expect": ("promote_cli.cli.commands.explain", "expect", "Check a file of expected answers (for CI)."),
-    "check": ("promote_cli.cli.commands.check", "check",
-              "Properties of a ruleset (commutative, associative, lossless, consistent) and its claims."),
-    "lattice": ("promote_cli.cli.commands.lattice", "lattice", "The Hasse diagram of a ruleset's order (dot, mermaid)."),
-    "cast": ("promote_cli.cli.commands.cast", "cast", "Convert .npy files with TOSA CAST semantics."),
-    "rescale": ("promote_cli.cli.commands.rescale", "rescale", "Requantize a .npy file with TOSA RESCALE (multiply, add, shift)."),
-    "verify": ("promote_cli.cli.commands.verify", "verify", "Re-check a ruleset against the installed framework."),
-    "validate": ("promote_cli.cli.commands.validate", "validate", "Check rule files, reporting every problem."),
-    "frameworks": ("promote_cli.cli.commands.info", "frameworks", "The frameworks and rulesets this installation knows."),
-    "dtypes": ("promote_cli.cli.commands.info", "dtypes", "The dtype vocabulary and every accepted alias."),
-}
-
-
-class PromoteGroup(click.Group):
-    """Loads subcommands lazily; reports every error as one line with the contract's exit code."""
-
-    def list_commands(self, ctx):
-        return list(COMMANDS)
-
-    def get_command(self, ctx, name):
-        entry = COMMANDS.get(name)
-        if entry is None:
-            return None
-        module = importlib.import_module(entry[0])
-        return getattr(module, entry[1])
-
-    def format_commands(self, ctx, formatter):
-        rows = [(name, help_text) for name, (_, _, help_text) in COMMANDS.items()]
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
-
-    def invoke(self, ctx):
-        try:
-            return super().invoke(ctx)
-        except BrokenPipeError:
-            raise _ReaderGone() from None  # click would turn it into exit code 1, which means "refused"
-
-    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
-        if not standalone_mode:
-            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
-        _tolerant_streams()
-        try:
-            code = super().main(args, prog_name or "promote", complete_var, standalone_mode=False, **extra)
-            sys.stdout.flush()  # a reader that went away is noticed here, not at interpreter exit
-        except click.exceptions.Exit as exc:
-            code = exc.exit_code
-        except _NO_ARGS_IS_HELP as exc:  # `promote` alone: the help, as click before 8.2 printed it
-            click.echo(exc.ctx.get_help())
-            code = 0
-        except click.ClickException as exc:
-            _error(" ".join(exc.format_message().split()))
-            code = exc.exit_code
-        except PromoteError as exc:
-            _error(str(exc))
-            _context(exc)
-            code = exc.exit_code
-        except click.exceptions.Abort:
-            _error("aborted")
-            code = 130
-        except (BrokenPipeError, _ReaderGone):
-            code = _reader_gone()
-        except Exception as exc:  # a bug of ours: one line, the traceback on request
-            if os.environ.get("PROMOTE_DEBUG"):
-                traceback.print_exc()
-            _error(f"internal error: {type(exc).__name__}: {exc} (set PROMOTE_DEBUG=1 for the traceback)")
-            code = EXIT_USAGE
-        sys.exit(code if isinstance(code, int) else 0)
-
-
-_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())  # click >= 8.2
-
-
-class _ReaderGone(Exception):
-    """Standard output's reader went away while a command wrote to it."""
-
-
-EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE: what a shell reports for `git log | head -1`; never 1 ("refused")
-
-
-def _error(message: str) -> None:
-    """A diagnostic: one line on stderr, whatever the message holds (a path with a newline, a control byte)."""
-    try:
-        click.echo(f"promote: {one_line(message)}", err=True)
-    except BrokenPipeError:
-        pass
-
-
-def _context(exc: PromoteError) -> None:
-    """After an error's line, the lines that show where it is (a malformed expression: the expression
-    and a caret under the position); the first line says it all on its own."""
-    lines = getattr(exc, "context_lines", None)
-    if lines is None:
-        return
-    try:
-        for line in lines():
-            click.echo(line, err=True)
-    except BrokenPipeError:
-        pass
-
-
-def _reader_gone() -> int:
-    """The reader of stdout went away (`promote table | head -1`): stop quietly, not as a refusal."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # so the interpreter's last flush does not fail again
-    except (OSError, ValueError, AttributeError):
-        pass
-    return EXIT_BROKEN_PIPE
-
-
-def _tolerant_streams() -> None:
-    """Text that the terminal's encoding cannot show is escaped, never an error."""
-    for stream in (sys.stdout, sys.stderr):
-        reconfigure = getattr(stream, "reconfigure", None)
-        if reconfigure is not None:
-            try:
-                reconfigure(errors="backslashreplace")
-            except (ValueError, OSError):
-                pass
-
-
-@click.group(cls=PromoteGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="promote", prog_name="promote")
-def main():
-    """A type-promotion oracle for machine-learning frameworks.
-
-    \b
-      promote query i8 u8 -f openvino
-      promote table -f cann --format csv
-      promote table --diff paddle cann
-      promote cast weights.npy --to f16
-    """
 
 
 def run():  # the console-script entry point
+    from promote_cli.cli import fast
+
+    code = fast.run(sys.argv[1:])
+    if code is not None:
+        sys.exit(code)
+    from promote_cli.cli.group import main
+
     main()
 
 
-__all__ = ["main", "run", "EXIT_USAGE", "EXIT_BROKEN_PIPE"]
+def __getattr__(name: str):
+    # `from promote_cli.cli import main` (and the group's other names) load Click only then
+    if name in ("main", "COMMANDS", "PromoteGroup", "EXIT_USAGE", "EXIT_BROKEN_PIPE"):
+        from promote_cli.cli import group
+
+        return getattr(group, name)
+    raise AttributeError(f"module 'promote_cli.cli' has no attribute {name!r}")
+
+
+__all__ = ["EXIT_BROKEN_PIPE", "EXIT_USAGE", "main", "run"]

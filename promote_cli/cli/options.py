@@ -1,14 +1,18 @@
-"""Option declarations shared by the commands, with shell completion read from data."""
+"""Option declarations shared by the commands, with shell completion read from data. What the options'
+values mean is parsed in `arguments.py` (no Click there: the fast `promote query` path uses it too)."""
 
 from __future__ import annotations
-
-import os
-import sys
 
 import click
 from click.shell_completion import CompletionItem
 
-from promote_cli.errors import UsageError
+from promote_cli.cli.arguments import (  # noqa: F401  (the commands import them from here)
+    MAX_TYPES,
+    color_wanted,
+    parse_options,
+    parse_types,
+    require_framework,
+)
 
 
 def _complete_framework(ctx, param, incomplete):
@@ -94,47 +98,6 @@ complete_framework = _complete_framework
 complete_op = _complete_op
 complete_plain_dtype = _complete_plain_dtype
 complete_path = _complete_path
-
-
-def parse_options(pairs) -> dict:
-    """`KEY=VALUE` strings to a dict; UsageError for a malformed one."""
-    out = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"-O takes KEY=VALUE, got {pair!r}")
-        out[key.strip()] = value.strip()
-    return out
-
-
-MAX_TYPES = 1000  # far more than the vocabulary's operands: a longer list must repeat some
-
-
-def parse_types(text: str | None) -> list[str] | None:
-    """`--types A,B,...` as a list (None when not given); a list of repeats is refused early."""
-    if text is None:
-        return None
-    items = [t.strip() for t in text.split(",") if t.strip()]
-    if not items:
-        raise UsageError("--types lists no operand (give A,B,...)")
-    if len(items) > MAX_TYPES:
-        raise UsageError(f"--types lists {len(items)} operands; a table has at most one row per operand")
-    return items
-
-
-def require_framework(framework: str | None) -> str:
-    if not framework:
-        raise UsageError("which framework? give -f NAME (see `promote frameworks`)")
-    return framework
-
-
-def color_wanted(color: str) -> bool:
-    """--color auto|always|never, honouring NO_COLOR and whether stdout is a terminal."""
-    if color == "always":
-        return True
-    if color == "never" or os.environ.get("NO_COLOR"):
-        return False
-    return sys.stdout.isatty()
 
 
 color_option = click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",

@@ -15,18 +15,16 @@ Answers are memoised per ruleset.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from promote_cli.errors import PromoteError, Refusal, RuleDefect, UsageError
-from promote_cli.oracle.expr import function_table
+from promote_cli.oracle.checked import function_table
 from promote_cli.oracle.model import REFUSE, Clause, Lattice, Ruleset
+from promote_cli.records import Record
 from promote_cli.vocab import dtypes, operands
 from promote_cli.vocab.dtypes import DTYPES, DType
 from promote_cli.vocab.operands import PYTHON, RANK0, TENSOR, WEAK, Operand
 
 
-@dataclass
-class Answer:
+class Answer(Record):
     """One query's answer. `result` is the canonical result operand, None when refused."""
 
     framework: str
@@ -40,7 +38,7 @@ class Answer:
     reason: str
     refusal: str | None = None
     hint: dict | None = None
-    result_operand: Operand | None = field(default=None, repr=False)
+    result_operand: Operand | None = None
     operands: tuple[str, ...] | None = None  # every operand of an N-ary answer (answer_n); None for a pair
 
     @property

@@ -15,6 +15,9 @@ import ast
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
+from promote_cli.oracle.checked import MAX_PRODUCT_BITS, Expr, ExprError, code_label, function_table  # noqa: F401
+from promote_cli.oracle.checked import mul as _mul  # noqa: F401
+
 _NODES = (
     ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.UnaryOp, ast.Not, ast.USub,
     ast.BinOp, ast.Add, ast.Sub, ast.Mult, ast.FloorDiv, ast.Compare, ast.Eq, ast.NotEq,
@@ -24,27 +27,6 @@ _NODES = (
 
 #: functions whose first argument names an object of the rule file: which kind of object.
 REFERENCE_FUNCTIONS = {"table": "table", "join": "lattice", "mapped": "map"}
-
-
-class ExprError(ValueError):
-    """An expression that is not allowed or names something unknown."""
-
-
-class Expr:
-    """A checked expression; call `.eval(namespace)`."""
-
-    __slots__ = ("text", "code", "names")
-
-    def __init__(self, text: str, code, names: frozenset[str]):
-        self.text = text
-        self.code = code
-        self.names = names
-
-    def eval(self, env: dict, local: dict):
-        return eval(self.code, env, local)  # noqa: S307 - the code object was whitelisted in compile_expr
-
-    def __repr__(self) -> str:
-        return f"Expr({self.text!r})"
 
 
 @dataclass
@@ -67,7 +49,6 @@ MAX_DEPTH = 60            # nesting of its syntax tree
 MAX_NODES = 5000          # nodes after every let is inlined
 MAX_INT = 1 << 64         # an integer literal's magnitude
 MAX_STR = 200             # a string literal's length
-MAX_PRODUCT_BITS = 128    # `*` multiplies integers only, into at most this many bits
 
 
 def _short(text: str) -> str:
@@ -111,15 +92,6 @@ def _check_size(tree: ast.AST, text: str) -> None:
             if isinstance(value, str) and len(value) > MAX_STR:
                 raise ExprError(f"string literal too long in {_short(text)} (at most {MAX_STR} characters)")
         stack.extend((child, depth + 1) for child in ast.iter_child_nodes(node))
-
-
-def _mul(x, y):
-    """`x * y` of rule expressions: integers only, the product bounded (no string or sequence repetition)."""
-    if type(x) is not int or type(y) is not int:
-        raise TypeError(f"* multiplies integers, not {type(x).__name__} and {type(y).__name__}")
-    if x and y and abs(x).bit_length() + abs(y).bit_length() > MAX_PRODUCT_BITS:
-        raise OverflowError(f"product of {x} and {y} is too large")
-    return x * y
 
 
 class _CheckedArithmetic(ast.NodeTransformer):
@@ -294,16 +266,17 @@ def compile_expr(text: str, names: Iterable[str], functions: Iterable[str], lets
     `check_call(text, call)` may reject a call (a table name that does not exist);
     `rewrite_call(call)` may replace a checked call before the expression is compiled.
     """
+    return compile_checked(text, names, functions, lets, check_call, rewrite_call)[0]
+
+
+def compile_checked(text: str, names: Iterable[str], functions: Iterable[str], lets: dict[str, Let] | None = None,
+                    check_call: Callable[[str, ast.Call], None] | None = None,
+                    rewrite_call: Callable[[ast.Call], ast.expr] | None = None) -> tuple[Expr, str]:
+    """`compile_expr`, and the checked expression as source text (lets inlined, products checked), which
+    compiles to the same code: what the cache of compiled expressions keeps."""
     compiler = _Compiler(text, names, functions, lets, check_call, rewrite_call)
     tree = compiler.visit(parse(text))
     _check_size(tree, text)  # again, with the lets inlined
     tree = ast.fix_missing_locations(_CheckedArithmetic().visit(tree))
-    code = compile(ast.Expression(tree), f"<rule {text[:MAX_STR]}>", "eval")
-    return Expr(text, code, frozenset(compiler.used))
-
-
-def function_table(**functions: Callable) -> dict[str, Callable]:
-    """The evaluation globals: the given functions and no builtins."""
-    env: dict = {"__builtins__": {}, "_mul": _mul}
-    env.update(functions)
-    return env
+    code = compile(ast.Expression(tree), code_label(text), "eval")
+    return Expr(text, code, frozenset(compiler.used)), ast.unparse(tree)

@@ -7,15 +7,14 @@ The schema is documented in docs/rules.md.
 
 from __future__ import annotations
 
-import ast
 import os
 import stat
 import string
 import sys
-from pathlib import Path
 
 from promote_cli.errors import RuleFileError, UsageError, one_line
-from promote_cli.oracle.expr import REFERENCE_FUNCTIONS, Expr, ExprError, Let, compile_expr, define_lets
+from promote_cli.oracle import exprcache
+from promote_cli.oracle.checked import Expr, ExprError, from_source
 from promote_cli.oracle.model import (
     REFUSE,
     Clause,
@@ -133,7 +132,7 @@ class _Checker:
 MAX_RULE_FILE_BYTES = 8 << 20
 
 
-def read_toml(path: Path) -> dict:
+def read_toml(path) -> dict:
     """A rule file's TOML. Only a regular file of bounded size is read (a FIFO, a device or a link to
     one is refused without blocking); it must be UTF-8; every failure is one RuleFileError line."""
     try:
@@ -190,7 +189,8 @@ def _probe_exists(name: str) -> bool:
     if f"promote_cli.probes.{name}" in sys.modules:
         return True
     try:
-        return (Path(__file__).resolve().parent.parent / "probes" / f"{name}.py").is_file()
+        package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+        return os.path.isfile(os.path.join(package, "probes", f"{name}.py"))
     except OSError:  # a name too long for a file name
         return False
 
@@ -210,8 +210,25 @@ def merge(base: dict, override: dict) -> dict:
     return merged
 
 
-def build(raw: dict, path: str) -> Ruleset:
-    """Validate and compile a (merged) rule-file dict."""
+def build(raw: dict, path: str, cache: bool = False) -> Ruleset:
+    """Validate and compile a (merged) rule-file dict. With `cache`, its compiled expressions come from (and
+    go to) the per-user cache (`exprcache.py`); every other part of the file is checked either way."""
+    name = exprcache.key(raw, dtypes.DTYPES) if cache else None
+    sites = exprcache.read(name) if name is not None else None
+    if sites is not None:
+        try:
+            return _build(raw, path, sites)[0]
+        except exprcache.Stale:
+            pass
+    rs, compiled = _build(raw, path, None)
+    if name is not None:
+        exprcache.write(name, compiled)
+    return rs
+
+
+def _build(raw: dict, path: str, sites: dict | None) -> tuple[Ruleset, dict]:
+    """The ruleset, and what its expressions compiled to (site -> [text, source, names]); the expressions
+    come from `sites` (a cache entry) when given."""
     check = _Checker(path)
     check.unknown_keys(raw, TOP_KEYS, "")
     schema = raw.get("schema", 1)
@@ -264,8 +281,9 @@ def build(raw: dict, path: str) -> Ruleset:
         schema=schema, sets=sets.done, op_lists=op_lists, type_set=frozenset(types), maps=maps,
     )
     _check_types(check, rs)
-    scope = _Scope(check, rs)
-    scope.lets = _lets(check, raw.get("let", {}), scope)
+    scope = _Scope(check, rs, sites)
+    if sites is None:  # lets matter only to compiling; a cache entry holds expressions with them inlined
+        scope.lets = _lets(check, raw.get("let", {}), scope)
     for phase in ("rules", "after"):
         clauses = check.list_of(raw.get(phase, []), phase)
         seen = set()
@@ -279,7 +297,7 @@ def build(raw: dict, path: str) -> Ruleset:
     rs.claims = _claims(check, raw.get("claims", {}))
     if "expressions" in raw:
         rs.expressions = _expressions(check, raw["expressions"], rs, scope)
-    return rs
+    return rs, scope.compiled
 
 
 def _claims(check: _Checker, raw) -> dict[str, bool]:
@@ -742,8 +760,10 @@ def _check_types(check: _Checker, rs: Ruleset):
 class _Scope:
     """The names rule expressions may use, and how table/lattice references are checked and compiled."""
 
-    def __init__(self, check: _Checker, rs: Ruleset):
+    def __init__(self, check: _Checker, rs: Ruleset, sites: dict | None = None):
         self.rs = rs
+        self.sites = sites  # compiled expressions from the cache, by site
+        self.compiled: dict[str, list] = {}  # what each expression compiled to, for the cache
         owners: dict[str, str] = {}
         for section, names in (("options", rs.options), ("sets", rs.sets), ("op_lists", rs.op_lists)):
             for name in names:
@@ -754,9 +774,13 @@ class _Scope:
                 owners[name] = section
         self.names = frozenset(RESERVED - {"result"} | set(dtypes.DTYPES) | set(owners))
         self.names_with_result = self.names | {"result"}
-        self.lets: dict[str, Let] = {}
+        self.lets: dict = {}
 
-    def check_call(self, text: str, node: ast.Call):
+    def check_call(self, text: str, node):
+        import ast
+
+        from promote_cli.oracle.expr import REFERENCE_FUNCTIONS
+
         what = REFERENCE_FUNCTIONS.get(node.func.id)
         if what is None:
             return
@@ -765,9 +789,13 @@ class _Scope:
         if not isinstance(first, ast.Constant) or first.value not in where:
             raise ExprError(f"{text!r} names no {what} of this file ({', '.join(where) or 'none defined'})")
 
-    def rewrite_call(self, node: ast.Call) -> ast.expr:
+    def rewrite_call(self, node):
         """`join('CHOICE', ...)` -> `join(_pick('CHOICE', OPTION), ...)`: the option's value picks the
         lattice (or the map, for `mapped`)."""
+        import ast
+
+        from promote_cli.oracle.expr import REFERENCE_FUNCTIONS
+
         what = REFERENCE_FUNCTIONS.get(node.func.id)
         if what in ("lattice", "map"):
             chosen = (self.rs.lattices if what == "lattice" else self.rs.maps)[node.args[0].value]
@@ -779,12 +807,26 @@ class _Scope:
                 node.args[0] = pick
         return node
 
-    def compile(self, text, with_result: bool) -> Expr:
-        names = self.names_with_result if with_result else self.names
-        return compile_expr(text, names, FUNCTIONS, self.lets, self.check_call, self.rewrite_call)
+    def compile(self, site: str, text, names: frozenset[str], functions: frozenset[str] = FUNCTIONS) -> Expr:
+        """The expression `text` at `site` (`rules[2] (name).if`), reading `names` and calling `functions`:
+        from the cache entry when there is one (exprcache.Stale when it does not fit), else checked and
+        compiled (ExprError when it strays)."""
+        if self.sites is not None:
+            source, used = exprcache.cached(self.sites, site, text)
+            found = from_source(text, source, used, names | functions)
+            if found is None:
+                raise exprcache.Stale(site)
+            return found
+        from promote_cli.oracle.expr import compile_checked
+
+        found, source = compile_checked(text, names, functions, self.lets, self.check_call, self.rewrite_call)
+        self.compiled[site] = [text, source, sorted(found.names)]
+        return found
 
 
-def _lets(check: _Checker, raw, scope: _Scope) -> dict[str, Let]:
+def _lets(check: _Checker, raw, scope: _Scope) -> dict:
+    from promote_cli.oracle.expr import define_lets
+
     raw = check.table_of(raw, "let")
     for key, text in raw.items():
         check.str_of(text, f"let.{key}")
@@ -828,7 +870,8 @@ def _clause(check: _Checker, rs: Ruleset, scope: _Scope, phase: str, index: int,
         if field_name not in raw:
             return None
         try:
-            return scope.compile(raw[field_name], phase == "after" or field_name == "weak")
+            names = scope.names_with_result if phase == "after" or field_name == "weak" else scope.names
+            return scope.compile(f"{key}.{field_name}", raw[field_name], names)
         except ExprError as exc:
             check.fail(f"{key}.{field_name}", str(exc))
 
@@ -888,8 +931,7 @@ def _nary(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> NAry:
         if key in raw:
             text = check.str_of(raw[key], f"nary.{key}")
             try:
-                expressions[key] = compile_expr(text, scope.names | {"rank"}, FUNCTIONS | {"rank"}, scope.lets,
-                                                scope.check_call, scope.rewrite_call)
+                expressions[key] = scope.compile(f"nary.{key}", text, scope.names | {"rank"}, FUNCTIONS | {"rank"})
             except ExprError as exc:
                 check.fail(f"nary.{key}", str(exc))
     return NAry(method, None, None, strong_first, order, expressions["knows"], expressions.get("keeps"))
@@ -945,8 +987,7 @@ def _expressions(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> Expression
                 return None
             text = check.str_of(spec[field_name], f"{key}.{field_name}")
             try:
-                return compile_expr(text, scope.names_with_result | EXPR_NAMES | extra, FUNCTIONS, scope.lets,
-                                    scope.check_call, scope.rewrite_call)
+                return scope.compile(f"{key}.{field_name}", text, scope.names_with_result | EXPR_NAMES | extra)
             except ExprError as exc:
                 check.fail(f"{key}.{field_name}", str(exc))
 

@@ -6,10 +6,9 @@ engine both import this module and never each other.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from promote_cli.errors import UsageError
-from promote_cli.oracle.expr import Expr
+from promote_cli.oracle.checked import Expr
+from promote_cli.records import Record, factory
 from promote_cli.vocab import dtypes
 from promote_cli.vocab.dtypes import DType
 from promote_cli.vocab.operands import Operand
@@ -27,20 +26,18 @@ class Refuse:
 REFUSE = Refuse()
 
 
-@dataclass
-class Table:
+class Table(Record):
     name: str
     columns: tuple[str, ...]
     rows: dict[str, tuple[Operand | Refuse, ...]]
     commutative: bool
     reason: str
     marker: str
-    cells: dict[tuple[str, str], Operand | Refuse] = field(default_factory=dict)
-    reasons: dict[tuple[str, str], str] = field(default_factory=dict)  # a refused cell's own reason
+    cells: dict[tuple[str, str], Operand | Refuse] = factory(dict)
+    reasons: dict[tuple[str, str], str] = factory(dict)  # a refused cell's own reason
 
 
-@dataclass
-class Lattice:
+class Lattice(Record):
     """A promotion lattice (`edges` to immediate successors), or a choice of lattices by an option's value.
 
     `joins` holds the least upper bound of every pair of nodes, computed on load (a pair
@@ -52,28 +49,26 @@ class Lattice:
     name: str
     edges: dict[str, tuple[str, ...]]
     reason: str
-    upper: dict[str, frozenset[str]] = field(default_factory=dict)
-    nodes: dict[str, Operand] = field(default_factory=dict)
-    weak: dict[str, Operand] = field(default_factory=dict)
-    joins: dict[tuple[str, str], str] = field(default_factory=dict)
-    lookup: dict[str, str | None] = field(default_factory=dict)
+    upper: dict[str, frozenset[str]] = factory(dict)
+    nodes: dict[str, Operand] = factory(dict)
+    weak: dict[str, Operand] = factory(dict)
+    joins: dict[tuple[str, str], str] = factory(dict)
+    lookup: dict[str, str | None] = factory(dict)
     option: str | None = None          # a choice: the option whose value picks ...
-    pick: dict = field(default_factory=dict)  # ... the lattice of this file named here
+    pick: dict = factory(dict)  # ... the lattice of this file named here
 
 
-@dataclass
-class TypeMap:
+class TypeMap(Record):
     """A dtype -> dtype map (`mapped(name, x)`; dtypes it does not list map to themselves),
     or a choice of maps by an option's value."""
 
     name: str
     pairs: dict[str, DType]
     option: str | None = None
-    pick: dict = field(default_factory=dict)
+    pick: dict = factory(dict)
 
 
-@dataclass
-class NAry:
+class NAry(Record):
     """How `result_type(a, b, c, ...)` is answered (the file's `[nary]`; docs/rules.md, "N operands").
 
     `fold`: pairwise from the left, each step a whole pair answer. `join`: the operands
@@ -97,8 +92,7 @@ class NAry:
     groups: tuple[str, ...] = ()    # grouped: operand forms, the strongest first
 
 
-@dataclass
-class Option:
+class Option(Record):
     name: str
     type: str
     default: object
@@ -139,8 +133,7 @@ class Option:
         return str(value)
 
 
-@dataclass
-class Clause:
+class Clause(Record):
     name: str
     ops: frozenset[str] | None
     cond: Expr | None
@@ -151,16 +144,14 @@ class Clause:
     reason: str
 
 
-@dataclass
-class OperandPolicy:
+class OperandPolicy(Record):
     rank0: str = "tensor"
     weak: str = "tensor"
     python: str | dict[str, Operand] = "refuse"
     refuse_message: str = ""
 
 
-@dataclass
-class ExprOperator:
+class ExprOperator(Record):
     """How one operator or named op of `promote expr` evaluates (`[expressions.operators."+"]`).
 
     `op` is the ruleset op whose pair answer promotes the operands (None for a unary operator:
@@ -186,8 +177,7 @@ class ExprOperator:
     skip_after: frozenset = frozenset()       # `op`'s [[after]] clauses that are not this operator's
 
 
-@dataclass
-class ExpressionRules:
+class ExpressionRules(Record):
     """A file's `[expressions]`: what its literals are and how each operator evaluates (docs/rules.md)."""
 
     literals: dict[str, Operand]
@@ -197,8 +187,7 @@ class ExpressionRules:
     unsigned_wrap: bool = False   # an unsigned type takes -max..max (c10::overflows), not 0..max
 
 
-@dataclass
-class Ruleset:
+class Ruleset(Record):
     name: str
     version: str
     path: str
@@ -217,16 +206,16 @@ class Ruleset:
     lattices: dict[str, Lattice]
     rules: list[Clause]
     after: list[Clause]
-    op_index: dict[str, str] = field(default_factory=dict)
+    op_index: dict[str, str] = factory(dict)
     schema: int = 1
-    sets: dict[str, tuple[DType, ...]] = field(default_factory=dict)
-    op_lists: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    nary: NAry = field(default_factory=NAry)
-    type_set: frozenset = field(default_factory=frozenset)
-    maps: dict[str, TypeMap] = field(default_factory=dict)
+    sets: dict[str, tuple[DType, ...]] = factory(dict)
+    op_lists: dict[str, tuple[str, ...]] = factory(dict)
+    nary: NAry = factory(NAry)
+    type_set: frozenset = factory(frozenset)
+    maps: dict[str, TypeMap] = factory(dict)
     expressions: ExpressionRules | None = None
-    claims: dict[str, bool] = field(default_factory=dict)  # `[claims]`: property -> what the file says of it
-    state: dict = field(default_factory=dict)  # the engine's compiled environment and memo
+    claims: dict[str, bool] = factory(dict)  # `[claims]`: property -> what the file says of it
+    state: dict = factory(dict)  # the engine's compiled environment and memo
 
     @property
     def key(self) -> str:

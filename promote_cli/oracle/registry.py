@@ -4,14 +4,15 @@ Rule files are `NAME.toml` or `NAME@VERSION.toml` in the directories of
 `PROMOTE_RULES_PATH` (`:`-separated, searched first) and in the rules shipped with
 the package. A bare NAME means the file of that name marked `default = true`, else
 `NAME.toml`, else the highest version.
+
+Paths are strings here (spelled as `pathlib` spells them), so that a query does not import `pathlib`
+(a sixth of its start-up); the functions other modules call return `Path`s, as they always have.
 """
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
-from pathlib import Path
 
 from promote_cli.errors import RuleFileError, UsageError
 from promote_cli.oracle.loader import build, merge
@@ -19,7 +20,7 @@ from promote_cli.oracle.loader import read_toml as _parse_toml
 from promote_cli.oracle.model import Ruleset
 
 _CACHE: dict[str, Ruleset] = {}
-_RAW: dict[Path, dict] = {}
+_RAW: dict = {}  # path -> its TOML
 
 
 def clear_cache() -> None:
@@ -28,7 +29,7 @@ def clear_cache() -> None:
     _RAW.clear()
 
 
-def read_toml(path: Path) -> dict:
+def read_toml(path) -> dict:
     """A rule file's TOML, parsed once per process (resolving a name may look at it several times)."""
     raw = _RAW.get(path)
     if raw is None:
@@ -36,32 +37,60 @@ def read_toml(path: Path) -> dict:
     return raw
 
 
-def builtin_dir() -> Path:
-    """The rules shipped with the package (inside the wheel), or the source tree's `rules/`."""
-    package = Path(__file__).resolve().parent.parent
-    packaged = package / "rules"
-    if packaged.is_dir():
+def builtin_dir():
+    """The rules shipped with the package (inside the wheel), or the source tree's `rules/` (a Path)."""
+    from pathlib import Path
+
+    return Path(_builtin_dir())
+
+
+def rule_dirs() -> list:
+    """The directories searched for rule files, in order (Paths)."""
+    from pathlib import Path
+
+    return [Path(d) for d in _rule_dirs()]
+
+
+def rule_files() -> dict:
+    """Every rule file by its stem (`paddle`, `paddle@2.6`); earlier directories win (Paths)."""
+    from pathlib import Path
+
+    return {stem: Path(path) for stem, path in _files().items()}
+
+
+def _builtin_dir() -> str:
+    package = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+    packaged = os.path.join(package, "rules")
+    if os.path.isdir(packaged):
         return packaged
-    return package.parent / "rules"
+    return os.path.join(os.path.dirname(package), "rules")
 
 
-def rule_dirs() -> list[Path]:
-    extra = [Path(p) for p in os.environ.get("PROMOTE_RULES_PATH", "").split(os.pathsep) if p]
-    return extra + [builtin_dir()]
+def _spelled(path: str) -> str:
+    """`path` as `pathlib` prints it: no empty or `.` parts, no trailing slash (`..` kept)."""
+    root = "//" if path.startswith("//") and not path.startswith("///") else "/" if path.startswith("/") else ""
+    return root + "/".join(p for p in path.split("/") if p and p != ".") or "."
+
+
+def _rule_dirs() -> list[str]:
+    extra = [_spelled(p) for p in os.environ.get("PROMOTE_RULES_PATH", "").split(os.pathsep) if p]
+    return extra + [_builtin_dir()]
 
 
 def _candidates():
     """(stem, path) of every rule file on the path, earlier directories first."""
-    for directory in rule_dirs():
-        if directory.is_dir():
-            for path in sorted(directory.glob("*.toml")):
-                if not path.name.startswith(("_", ".")):
-                    yield path.stem, path
+    for directory in _rule_dirs():
+        try:
+            entries = sorted(os.listdir(directory)) if os.path.isdir(directory) else []
+        except OSError:
+            entries = []
+        for name in entries:
+            if name.endswith(".toml") and not name.startswith(("_", ".")):
+                yield name[: -len(".toml")], name if directory == "." else os.path.join(directory, name)
 
 
-def rule_files() -> dict[str, Path]:
-    """Every rule file by its stem (`paddle`, `paddle@2.6`); earlier directories win."""
-    found: dict[str, Path] = {}
+def _files() -> dict[str, str]:
+    found: dict[str, str] = {}
     for stem, path in _candidates():
         found.setdefault(stem, path)
     return found
@@ -69,13 +98,13 @@ def rule_files() -> dict[str, Path]:
 
 def names() -> list[str]:
     """Framework names, sorted."""
-    return sorted({stem.split("@", 1)[0] for stem in rule_files()})
+    return sorted({stem.split("@", 1)[0] for stem in _files()})
 
 
 def labels() -> list[str]:
     """`NAME` and `NAME@VERSION` of every rule file, sorted; a file that does not read gives its bare name."""
     out = set()
-    for stem, path in rule_files().items():
+    for stem, path in _files().items():
         name = stem.split("@", 1)[0]
         out.add(name)
         try:
@@ -91,7 +120,7 @@ def _version_key(version: str):
     return [(0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.split(r"[.\-]", version)]
 
 
-def _raw(path: Path, files: dict[str, Path], seen: tuple[str, ...] = ()) -> dict:
+def _raw(path, files: dict, seen: tuple[str, ...] = ()) -> dict:
     """The file's TOML with its `extends` chain merged in."""
     raw = read_toml(path)
     base = raw.get("extends")
@@ -110,13 +139,15 @@ def _raw(path: Path, files: dict[str, Path], seen: tuple[str, ...] = ()) -> dict
     return merge(_raw(base_path, files, seen + (base,)), raw)
 
 
-def _find(spec: str, files: dict[str, Path]) -> Path:
+def _find(spec: str, files: dict):
     name, _, version = spec.partition("@")
     group = {stem: path for stem, path in files.items() if stem.split("@", 1)[0].lower() == name.lower()}
     if group:  # names are case-insensitive: `-f CANN` is cann
         name = next(iter(group)).split("@", 1)[0]
         spec = f"{name}@{version}" if version else name
     else:
+        import difflib  # only for a name that is not known
+
         close = difflib.get_close_matches(name.lower(), names(), n=3)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise UsageError(f"unknown framework {name!r}{hint}; known: {', '.join(names())}")
@@ -146,24 +177,27 @@ def load(spec: str) -> Ruleset:
     hit = _CACHE.get(spec)
     if hit is not None:
         return hit
-    files = rule_files()
+    files = _files()
     path = _find(spec, files)
     raw = _raw(path, files)
-    rs = build(raw, str(path))
-    stem_name, _, stem_version = path.stem.partition("@")
+    rs = build(raw, str(path), cache=True)
+    file_name = os.path.basename(path)
+    stem_name, _, stem_version = file_name[: -len(".toml")].partition("@")
     if rs.name != stem_name:
-        raise RuleFileError(f"{path}: name: {rs.name!r} does not match the file name {path.name!r}")
+        raise RuleFileError(f"{path}: name: {rs.name!r} does not match the file name {file_name!r}")
     if stem_version and rs.version != stem_version:
-        raise RuleFileError(f"{path}: version: {rs.version!r} does not match the file name {path.name!r}")
+        raise RuleFileError(f"{path}: version: {rs.version!r} does not match the file name {file_name!r}")
     _CACHE[spec] = rs
     _CACHE.setdefault(str(path), rs)
     return rs
 
 
-def load_path(path: str | Path) -> Ruleset:
+def load_path(path) -> Ruleset:
     """Load one rule file by path (for checking a file before installing it)."""
+    from pathlib import Path
+
     path = Path(path)
-    return build(_raw(path, rule_files()), str(path))
+    return build(_raw(path, _files()), str(path), cache=True)
 
 
 def all_rulesets(errors: list | None = None) -> list[Ruleset]:
@@ -172,7 +206,7 @@ def all_rulesets(errors: list | None = None) -> list[Ruleset]:
     With `errors` (a list), a rule file that does not load is appended there as its RuleFileError
     and the others are still listed; without it, the first such error is raised."""
     out = []
-    for stem in sorted(rule_files()):
+    for stem in sorted(_files()):
         try:
             out.append(load(stem if "@" in stem else _stem_spec(stem)))
         except RuleFileError as exc:
@@ -182,17 +216,19 @@ def all_rulesets(errors: list | None = None) -> list[Ruleset]:
     return out
 
 
-def shadowed() -> dict[str, list[Path]]:
+def shadowed() -> dict:
     """Rule files hidden by a file of the same name earlier on the path (a `PROMOTE_RULES_PATH` file
-    named like a shipped one): stem -> the hidden paths, in path order."""
-    seen: dict[str, list[Path]] = {}
+    named like a shipped one): stem -> the hidden paths (Paths), in path order."""
+    from pathlib import Path
+
+    seen: dict[str, list] = {}
     for stem, path in _candidates():
-        seen.setdefault(stem, []).append(path)
+        seen.setdefault(stem, []).append(Path(path))
     return {stem: paths[1:] for stem, paths in seen.items() if len(paths) > 1}
 
 
 def _stem_spec(stem: str) -> str:
-    path = rule_files()[stem]
+    path = _files()[stem]
     version = read_toml(path).get("version")
     return f"{stem}@{version}" if version is not None else stem
 

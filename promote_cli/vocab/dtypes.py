@@ -16,21 +16,19 @@ nothing heavy.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from pathlib import Path
 
 from promote_cli.errors import UsageError
+from promote_cli.records import Record
 
 KINDS = ("bool", "signed", "unsigned", "float", "complex")
 #: how a float format encodes infinities and NaN (see dtypes.toml)
 SPECIALS = ("ieee", "fn", "fnuz", "e8m0", "none")
 
 #: the data file; PROMOTE_DTYPES_FILE names another one (tests add types through it)
-DATA = Path(os.environ.get("PROMOTE_DTYPES_FILE") or Path(__file__).with_name("dtypes.toml"))
+DATA = os.environ.get("PROMOTE_DTYPES_FILE") or os.path.join(os.path.dirname(__file__), "dtypes.toml")
 
 
-@dataclass(frozen=True)
-class DType:
+class DType(Record, frozen=True):
     """One element type.
 
     `bits` is the width of one value (bool counts 8, as every framework stores it).
@@ -159,7 +157,7 @@ def _build(name: str, t: dict, done: dict[str, DType]) -> DType:
                  specials=specials, signed=signed, numpy=numpy)
 
 
-def load(path: Path = DATA) -> tuple[dict[str, DType], dict[str, dict[str, list[str]]]]:
+def load(path: str = DATA) -> tuple[dict[str, DType], dict[str, dict[str, list[str]]]]:
     """The types of a vocabulary file, in file order, and each one's spellings by framework."""
     from promote_cli import tomlcache
 

@@ -7,8 +7,7 @@ import sys
 import click
 
 import promote_cli
-from promote_cli.cli import formats
-from promote_cli.cli.formats import one_line
+from promote_cli.cli import answer, formats
 from promote_cli.cli.options import (
     dtype_argument_completion,
     framework_option,
@@ -17,7 +16,7 @@ from promote_cli.cli.options import (
     parse_options,
     require_framework,
 )
-from promote_cli.errors import EXIT_NO, EXIT_OK, EXIT_USAGE, UsageError
+from promote_cli.errors import EXIT_OK, EXIT_USAGE, UsageError
 
 FLUSH_EVERY = 4096  # batch lines written at once
 
@@ -39,34 +38,19 @@ def query(operands, framework, op, options, fmt, batch):
     More than two operands: the result type of them all, as the framework's rules combine them.
     Exit codes: 0 answered, 1 the framework refuses the pair, 2 usage or input error.
     """
-    framework = require_framework(framework)
-    opts = parse_options(options)
-    out = formats.get(fmt)
     if batch:
+        framework = require_framework(framework)
+        opts = parse_options(options)
+        out = formats.get(fmt)
         if operands:
             raise UsageError("--batch reads pairs from stdin; give no operands")
         sys.exit(_batch(framework, op, opts, out))
-    if len(operands) < 2:
-        raise UsageError("query takes two operands (or more): promote query A B [C ...] -f FRAMEWORK")
-    if len(operands) == 2:
-        ans = promote_cli.query(framework, operands[0], operands[1], op, opts)
-    else:
-        ans = promote_cli.query_n(framework, operands, op, opts)
-    formats.emit(out.answer(ans))
-    if ans.result is None:
-        click.echo(f"promote: {one_line(_refusal_line(ans))}", err=True)
-        sys.exit(EXIT_NO)
-
-
-def _refusal_line(ans) -> str:
-    """One line for stderr explaining a refusal, with the option that would allow the pair."""
-    if ans.operands is not None and len(ans.operands) > 2:
-        text = f"{ans.framework}@{ans.version} refuses {ans.op} of {', '.join(ans.operands)}: {ans.refusal}"
-    else:
-        text = f"{ans.framework}@{ans.version} refuses {ans.a} {ans.op} {ans.b}: {ans.refusal}"
-    if ans.hint:
-        text += f" (with -O {ans.hint['option']}={ans.hint['value']} the result is {ans.hint['result']})"
-    return text
+    # the fast path (fast.py) prints the same through the same function, without Click
+    text, diagnostic, code = answer.printed(framework, operands, op, options, fmt)
+    formats.emit(text)
+    if diagnostic is not None:
+        click.echo(diagnostic, err=True)
+        sys.exit(code)
 
 
 def _batch(framework, op, opts, out) -> int:

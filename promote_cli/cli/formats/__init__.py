@@ -43,17 +43,15 @@ command. Only `rich` imports Rich, so the other formats keep `promote query` lig
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
-
 from promote_cli.errors import UsageError, one_line  # noqa: F401  (re-exported: formats and commands use it)
+from promote_cli.records import Record, factory
 
 NAMES = ("text", "json", "csv", "markdown", "rich", "svg", "html", "dot", "mermaid")
 REFUSED_TEXT = "-"
 REFUSED_MARKDOWN = "×"
 
 
-@dataclass
-class Records:
+class Records(Record):
     """A listing: `rows` (strings, under `header`) for the tabular formats, `data` (JSON values) for json;
     `details` are extra lines the text format prints after the table (e.g. `frameworks -v`)."""
 
@@ -61,7 +59,7 @@ class Records:
     header: list[str]
     rows: list[list[str]]
     data: object
-    details: list[str] = field(default_factory=list)
+    details: list[str] = factory(list)
 
 
 class Format:
