@@ -582,3 +582,19 @@ def test_an_interrupted_split_cast_leaves_nothing(tmp_path):
         if proc.returncode == 0:
             assert np.load(tmp_path / "w.f16.npy").shape == (1 << 21,)
             os.unlink(tmp_path / "w.f16.npy")
+
+
+def test_a_cast_with_no_process_to_be_had_is_done_in_one(tmp_path, monkeypatch):
+    """fork fails (no memory, too many processes): the whole file is cast in this process."""
+    _split_everything(monkeypatch)
+
+    def no_fork():
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(castfile.os, "fork", no_fork)
+    x = np.arange(50000, dtype=np.float32)
+    np.save(tmp_path / "w.npy", x)
+    rep = castfile.cast_file(tmp_path / "w.npy", tmp_path / "o.npy", to="f16", chunk_bytes=4000)
+    assert np.array_equal(npyio.read_npy(tmp_path / "o.npy"), x.astype(np.float16))
+    assert rep.stats["exact"] + rep.stats["rounded"] == x.size
+    assert sorted(os.listdir(tmp_path)) == ["o.npy", "w.npy"]

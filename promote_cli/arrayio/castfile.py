@@ -398,10 +398,16 @@ def _convert_open(f, job, source, out_dtype, convert, chunk_bytes, threads, prog
     with npyio.atomic_output(job.output, target=job.target, protect=(job.source,)) as fp:
         fp.write(head)
         split = _split_at(header, reader.chunk_elems, threads)
-        if split is None:
+        helper = None
+        if split is not None:
+            # Before any thread of ours starts: a forked process casts the second half.
+            try:
+                helper = _HalfCaster(f, header, source, out_dtype, convert, chunk_bytes, split, fp.fileno(),
+                                     len(head), job.output)
+            except OSError:  # no process to be had: cast it all here
+                helper = None
+        if helper is None:
             return _convert_range(f, reader, fp, len(head), out_dtype, convert, threads, progress)
-        # Before any thread of ours starts: a forked process casts the second half.
-        helper = _HalfCaster(f, header, source, out_dtype, convert, chunk_bytes, split, fp.fileno(), len(head), job.output)
         try:
             first = npyio.ChunkReader(header, source, chunk_bytes=chunk_bytes, fd=f.fd, stop=split)
             total, written = _convert_range(f, first, fp, len(head), out_dtype, convert, 1, progress)
@@ -448,7 +454,12 @@ class _HalfCaster:
         import signal
 
         rfd, wfd = os.pipe()
-        pid = os.fork()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(rfd)
+            os.close(wfd)
+            raise
         if pid == 0:  # pragma: no cover - the helper process (covered through its results)
             code = 0
             try:
