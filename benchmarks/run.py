@@ -14,12 +14,13 @@ process, output to /dev/null; peak RSS of that process from `os.wait4`); the med
 Targets:
   startup    `promote query i8 u8 -f openvino -O promote_unsafe=true`  vs  `python -c "import click"`, both with
              the interpreter of the venv `promote` is installed in (its cache warm; `--wheel` adds the same
-             measured on a wheel of this checkout installed in a fresh venv, as a user gets it; `startup-cold`
-             and `startup-nocache` show the first run and `PROMOTE_CACHE_DIR=`, without a target)
+             measured on a wheel of this checkout installed in a fresh venv, as a user gets it;
+             `startup-cold`, `startup-nocache` and `startup-unwritable`: the first run (an empty cache),
+             `PROMOTE_CACHE_DIR=` and a cache directory that cannot be made or written, against the same target)
   repeated   `promote query --batch -f cann` on N lines of repeated pairs  vs  a Python loop over
              `numpy.promote_types` on the same pairs
   distinct   `promote query --batch -f paddle --op /` on N textually distinct lines (aliases, letter case,
-             `0d:` / `py:` / `weak:` forms, spacing, a trailing comment)  vs  the numpy loop on the same
+             `0d:` / `weak:` / `?` forms, spacing, a trailing comment)  vs  the numpy loop on the same
              pairs; also the peak RSS
   cast-pairs, cast-f16, cast-bf16, cast-f8e4m3, cast-2g   see cast_targets.py
 """
@@ -54,8 +55,8 @@ for line in sys.stdin:
 
 TARGETS = {"startup": 1.2, "repeated": 0.33, "distinct": 0.67}
 CAST_TARGETS = ("cast-pairs", "cast-f16", "cast-bf16", "cast-f8e4m3", "cast-2g")   # cast_targets.py
-#: start-up figures shown next to the target, without one of their own
-STARTUP_INFO = ("startup-cold", "startup-nocache")
+#: start-up without a usable cache: the first run, the cache off, a cache directory that cannot be written
+STARTUP_INFO = {"startup-cold": 1.2, "startup-nocache": 1.2, "startup-unwritable": 1.2}
 QUERY = ["query", "i8", "u8", "-f", "openvino", "-O", "promote_unsafe=true"]
 RSS_TARGET_MIB = 64
 
@@ -142,6 +143,10 @@ def startup(promote: list[str], rounds: int, directory: str, info: bool) -> dict
                                       env={**ENV, "PROMOTE_CACHE_DIR": cold_dir}, before=empty)
         out["startup-nocache"] = compare(promote + QUERY, [python, "-c", "import click"], rounds,
                                          env={**ENV, "PROMOTE_CACHE_DIR": ""})
+        blocker = os.path.join(directory, "a-file")
+        open(blocker, "w").close()  # a directory inside a regular file cannot be made or written, even by root
+        out["startup-unwritable"] = compare(promote + QUERY, [python, "-c", "import click"], rounds,
+                                            env={**ENV, "PROMOTE_CACHE_DIR": os.path.join(blocker, "cache")})
     return out
 
 
@@ -210,7 +215,7 @@ def main(argv=None) -> int:
     parser.add_argument("--wheel", action="store_true",
                         help="also measure start-up from a wheel of this checkout in a fresh venv (pip installs it)")
     parser.add_argument("--no-startup-info", action="store_true",
-                        help="measure only the start-up target (not the first run, nor the cache off)")
+                        help="measure only the start-up target (not the first run, the cache off, nor an unwritable cache)")
     args = parser.parse_args(argv)
     only = args.only or list(TARGETS) + list(CAST_TARGETS)
     promote = args.promote.split() if args.promote else promote_command()
@@ -247,7 +252,7 @@ def main(argv=None) -> int:
 
 
 def _show(name: str, r: dict, ours: str, ref: str, ms: bool, lines: int = 0) -> None:
-    target = TARGETS.get(name)
+    target = TARGETS.get(name, STARTUP_INFO.get(name))
     verdict = "no target" if target is None else "met" if r["ratio"] <= target else "missed"
     if ms:
         figures = f"{r['ours']['median_s'] * 1e3:7.1f} ms vs {r['reference']['median_s'] * 1e3:7.1f} ms"

@@ -30,14 +30,13 @@ from promote_cli.vocab.dtypes import DTYPES, DType, aliases, lookup
 from promote_cli.vocab.operands import Operand
 from promote_cli.vocab.operands import parse as parse_operand
 
-__all__ = ["query", "query_n", "batch", "BatchLine", "table", "diff", "parse_side", "check", "load", "frameworks",
+__all__ = ["query", "query_n", "batch", "batch_write", "BatchLine", "table", "diff", "parse_side", "check", "load", "frameworks",
            "framework_names", "shadowed", "is_default", "dtypes", "aliases", "spellings", "verify", "validate",
            "cast_pairs", "cast_array", "cast_file", "plan_cast", "run_cast", "defer_signals", "interrupted_by",
            "Answer", "DType", "DTYPES", "lookup", "Operand", "parse_operand", "PromoteError", "Refusal",
            "RuleDefect", "RuleFileError", "UsageError", "rescale_array", "rescale_file", "rescale_table",
            "lattice", "render", "write_output", "write_outputs", "expr"]
 
-MAX_LINE_BYTES = 65536  # a batch line longer than this is an error line (a pair is a few dozen bytes)
 
 
 def load(framework: str):
@@ -67,145 +66,53 @@ def query_n(framework: str, operands, op: str = "add", options: dict | None = No
     return answer_n(load(framework), operands, op, options)
 
 
-class BatchLine(Record):
-    """One answered line of a batch: its 1-based line `number`, its `operands`, and either the `answer`
-    (whose result is None when refused) or the `error` that kept it from being asked."""
-
-    number: int
-    operands: tuple[str, ...] | None  # None when the line could not be read (not UTF-8, too long)
-    answer: Answer | None
-    error: PromoteError | None
-    framework: str = ""  # the ruleset's name, the op asked and the ruleset's version, for renderings of a line
-    op: str = ""         # that has no answer
-    version: str = ""
-
-    @property
-    def status(self) -> int:
-        """The line's exit code: 0 answered, 1 refused, 2 not a question (or a defect of the rules)."""
-        if self.error is not None:
-            return self.error.exit_code
-        return 1 if self.answer.result is None else 0
-
-
-MEMO_ENTRIES = 16384  # each of a batch's memos (lines, operand tokens, canonical pairs) holds at most this many
-
-
-def _memo():
-    """An empty bounded memo for `_remember` (insertion-ordered, oldest evicted first)."""
-    from collections import OrderedDict
-
-    return OrderedDict()
-
-
-def _remember(memo, key, value, limit: int | None = None):
-    """Store `key` in a bounded memo (`MEMO_ENTRIES` unless `limit`), evicting the oldest entry when full."""
-    if len(memo) >= (limit or MEMO_ENTRIES):
-        memo.popitem(last=False)
-    memo[key] = value
-    return value
+MEMO_ENTRIES = 16384  # each of a batch's memos (operand spellings, canonical pairs, rendered lines) holds at most this many
 
 
 def batch(framework: str, lines, op: str = "add", options: dict | None = None):
     """Answer `A B` lines in order: yields a `BatchLine` per line that is not blank or a `#` comment.
 
-    `lines` is an iterable of str or bytes lines, or a binary stream (read in bounded lines). A bytes
-    line is decoded as UTF-8 on its own: an undecodable or overlong line gets its own error and the
-    lines after it are still answered. The framework, op and options are checked before the first line
+    `lines` is an iterable of str or bytes lines, or a binary stream (read in blocks of whole lines). A bytes
+    line is decoded as UTF-8 on its own: an undecodable or overlong line gets its own error and the lines
+    after it are still answered. The framework, op and options are checked before the first line
     (UsageError). A rule that fails on a line is that line's error (`RuleDefect`), never a refusal.
 
     Lines are answered by their canonical operands: each distinct operand spelling is parsed once and
     each canonical pair asked once, so `I8 uint8` after `i8 u8` costs two look-ups. Every memo is bounded
     (`MEMO_ENTRIES`), so memory stays flat however long or varied the input.
     """
-    from promote_cli.oracle.engine import answer, parse_options, resolve_op
+    from promote_cli.oracle.batch import items_of
+
+    asker = _asker(framework, op, options)
+    for number, items, _ in items_of(lines):
+        for offset, item in enumerate(items):
+            line = asker.batch_line(number + offset, item)
+            if line is not None:
+                yield line
+
+
+def batch_write(framework: str, lines, render, write, op: str = "add", options: dict | None = None):
+    """`promote query --batch` as text: every line answered as `batch` answers it, `render(BatchLine)` (the
+    line's text without its newline, as `cli/formats` make it) written with `write(str)` a block of lines at
+    a time; returns `(exit code, lines that could not be answered)`, the worst line's code (2 outranks 1).
+
+    The same output as rendering each of `batch`'s lines, faster: a line whose canonical operands were
+    answered before is rendered from a memo of rendered lines (bounded like the others), without making
+    its `BatchLine`. The lines answered so far are written whatever stops the stream."""
+    from promote_cli.oracle.batch import write_rendered
+
+    return write_rendered(_asker(framework, op, options), lines, render, write)
+
+
+def _asker(framework: str, op: str, options: dict | None):
+    """The framework, op and options checked (UsageError before the first line), ready to answer lines."""
+    from promote_cli.oracle.batch import Asker
+    from promote_cli.oracle.engine import parse_options, resolve_op
 
     rs = load(framework)
     resolve_op(rs, op)
     parse_options(rs, options)
-    if hasattr(lines, "readline"):
-        lines = _bounded_lines(lines, MAX_LINE_BYTES)
-    by_line = _memo()  # raw line -> (operands, answer, error), or None for a blank / comment line
-    by_token = _memo()  # operand as written -> (Operand, canonical spelling), or the error parsing it
-    by_pair = _memo()  # canonical spellings -> (answer, error)
-    name = rs.name
-    number = 0
-    for line in lines:
-        number += 1
-        hit = by_line.get(line)
-        if hit is None:
-            if line is None:
-                yield BatchLine(number, None, None, UsageError(f"line {number}: longer than {MAX_LINE_BYTES} bytes"),
-                                name, op, rs.version)
-                continue
-            if line in by_line:  # a blank or comment line seen before
-                continue
-            raw = line
-            if isinstance(line, (bytes, bytearray)):
-                try:
-                    line = line.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    yield BatchLine(number, None, None, UsageError(
-                        f"line {number}: not UTF-8 (byte 0x{line[exc.start]:02x} at offset {exc.start})"), name, op,
-                        rs.version)
-                    continue
-            hit = _batch_line(rs, line, op, options, by_token, by_pair, answer)
-            if isinstance(raw, bytearray):
-                raw = bytes(raw)
-            _remember(by_line, raw, hit)
-            if hit is None:
-                continue
-        yield BatchLine(number, hit[0], hit[1], hit[2], name, op, rs.version)
-
-
-def _batch_line(rs, line: str, op, options, by_token, by_pair, answer):
-    """(operands, answer, error) for one decoded batch line; None for a blank or comment line."""
-    text = line.split("#", 1)[0].strip() if "#" in line else line.strip()
-    if not text:
-        return None
-    parts = tuple(text.split())
-    if len(parts) != 2:
-        shown = text if len(text) <= 80 else text[:77] + "..."
-        return parts, None, UsageError(f"expected `A B`, got {shown!r}")
-    a, b = parts
-    ta = by_token.get(a) or _token(by_token, a)
-    if ta[0] is None:
-        return parts, None, ta[1]
-    tb = by_token.get(b) or _token(by_token, b)
-    if tb[0] is None:
-        return parts, None, tb[1]
-    key = (ta[1], tb[1])
-    hit = by_pair.get(key)
-    if hit is None:
-        try:
-            hit = (answer(rs, ta[0], tb[0], op, options), None)
-        except PromoteError as exc:
-            hit = (None, exc)
-        _remember(by_pair, key, hit)
-    return parts, hit[0], hit[1]
-
-
-def _token(by_token, token: str):
-    """(Operand, canonical spelling) of an operand as written, or (None, the error parsing it); remembered."""
-    try:
-        operand = parse_operand(token)
-        entry = (operand, str(operand))
-    except PromoteError as exc:
-        entry = (None, exc)
-    return _remember(by_token, token, entry)
-
-
-def _bounded_lines(stream, limit: int):
-    """The lines of a binary stream, each at most `limit` bytes; None stands for a longer line (skipped)."""
-    while True:
-        chunk = stream.readline(limit + 1)
-        if not chunk:
-            return
-        if len(chunk) > limit and not chunk.endswith(b"\n"):
-            while chunk and not chunk.endswith(b"\n"):
-                chunk = stream.readline(limit + 1)
-            yield None
-        else:
-            yield chunk
+    return Asker(rs, op, options, MEMO_ENTRIES)
 
 
 def table(framework: str, types: list[str] | None = None, op: str = "add", options: dict | None = None):
@@ -271,7 +178,7 @@ def diff(*sides, types: list[str] | None = None, op: str = "add", options: dict 
         merged.update(own)
         parse_options(rs, merged)  # a side's own unknown option or bad value: UsageError naming it
         built.append(Side(label, rs, merged))
-    return _diff(built, types, op)
+    return _diff(built, types, op, common)
 
 
 def _is_pair(value) -> bool:
@@ -370,6 +277,7 @@ class Expectation(Record):
     expected: str | None  # canonical result operand; None: the pair is expected to be refused
     got: str | None = None
     reason: str = ""
+    ruleset: str = ""  # the ruleset that answered, as NAME@VERSION
 
     @property
     def holds(self) -> bool:
@@ -413,7 +321,7 @@ def expect(path_or_lines, source: str | None = None) -> ExpectReport:
             with open(path, encoding="utf-8") as f:
                 lines = f.read().splitlines()
         except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+            raise UsageError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
         source = source or path
     else:
         lines = [str(line).rstrip("\r\n") for line in path_or_lines]
@@ -428,7 +336,7 @@ def expect(path_or_lines, source: str | None = None) -> ExpectReport:
             ans = query(e.framework, e.a, e.b, e.op, e.options)
         except UsageError as exc:
             raise UsageError(f"{source}:{number}: {exc}") from None
-        e.got, e.reason = ans.result, ans.refusal or ans.reason
+        e.got, e.reason, e.ruleset = ans.result, ans.refusal or ans.reason, f"{ans.framework}@{ans.version}"
         checked.append(e)
     return ExpectReport(source, checked)
 
@@ -581,6 +489,10 @@ def __getattr__(name: str):
         from promote_cli.numerics.rescale_rules import listing
 
         return listing
+    if name in ("BatchLine", "MAX_LINE_BYTES"):  # what `batch` yields; the longest line it reads
+        from promote_cli.oracle import batch as _batch
+
+        return getattr(_batch, name)
     if name == "cast_file":
         from promote_cli.arrayio.castfile import cast_file
 

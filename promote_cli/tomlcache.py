@@ -11,6 +11,11 @@ ignored and the file parsed again (and the entry rewritten, atomically). Failing
 
 `read_json` and `write_json` are those checks and that atomic write for any entry: the cache of compiled rule
 expressions (`oracle/exprcache.py`) keeps its entries beside these, with the same guarantees.
+
+The package ships entries of the same kinds for its own rule files and vocabulary in `promote_cli/compiled/`
+(made by `tools/compiled_rules.py`, which checks that they are current), so that even a first run, or a run
+with the cache off or unwritable, parses no TOML: `read_shipped` reads one, and it is used only when it holds
+what a cache entry for that very file would (the file's SHA-256, the format), under a tag of its own.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ import sys
 FORMAT = 1
 MAX_ENTRY_BYTES = 16 << 20
 _TAG = f"{FORMAT}/py{sys.version_info[0]}.{sys.version_info[1]}"
+SHIPPED_TAG = f"{FORMAT}/shipped"  # a parsed TOML file does not depend on the Python version that parsed it
+SHIPPED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compiled")
 
 
 def cache_dir() -> str | None:
@@ -34,10 +41,15 @@ def cache_dir() -> str | None:
 
 
 def loads(data: bytes, parse) -> dict:
-    """`parse()` (the dict a TOML file of bytes `data` parses to), from the cache when it holds it."""
+    """`parse()` (the dict a TOML file of bytes `data` parses to), from the entries shipped with the package or
+    the cache when they hold it."""
+    digest = sha256(data)
+    payload = read_shipped(digest + ".json")
+    if (payload is not None and payload.get("format") == SHIPPED_TAG and payload.get("sha256") == digest
+            and isinstance(payload.get("toml"), dict)):
+        return payload["toml"]
     if cache_dir() is None:
         return parse()
-    digest = sha256(data)
     payload = read_json(digest + ".json")
     if (payload is not None and payload.get("format") == _TAG and payload.get("sha256") == digest
             and isinstance(payload.get("toml"), dict)):
@@ -72,15 +84,20 @@ def read_json(name: str) -> dict | None:
     directory = cache_dir()
     if directory is None or not _private_dir(directory):
         return None
+    return _read_entry(os.path.join(directory, name), own=True)
+
+
+def _read_entry(path: str, own: bool) -> dict | None:
+    """A JSON object from a regular file of bounded size (with `own`: this user's, writable by no one else)."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
-        fd = os.open(os.path.join(directory, name), flags)
+        fd = os.open(path, flags)
     except OSError:
         return None
     try:
         info = os.fstat(fd)
-        if (not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o022
-                or info.st_size > MAX_ENTRY_BYTES):
+        if (not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES
+                or own and (info.st_uid != os.getuid() or info.st_mode & 0o022)):
             return None
         data = os.read(fd, MAX_ENTRY_BYTES + 1)
     except OSError:
@@ -94,6 +111,13 @@ def read_json(name: str) -> dict | None:
     except (ValueError, RecursionError):
         return None
     return payload if isinstance(payload, dict) else None
+
+
+def read_shipped(name: str) -> dict | None:
+    """The JSON object of the shipped entry `name` (in `SHIPPED_DIR`), or None unless it is a regular file
+    (not a link) of bounded size that parses as a JSON object. The caller checks what the object holds, as
+    for a cache entry."""
+    return _read_entry(os.path.join(SHIPPED_DIR, name), own=False)
 
 
 def write_json(name: str, payload: dict, check_key: str | None = None) -> None:

@@ -18,6 +18,7 @@ import ml_dtypes  # noqa: F401
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from support import run_cli
 
 from promote_cli.arrayio import castfile
 from promote_cli.arrayio import npy as npyio
@@ -344,7 +345,7 @@ def test_several_inputs_one_bad(tmp_path):
         (["--to", "flaot16"], "unknown dtype"),
         (["--to", "f16", "--from", "nope"], "unknown dtype"),
         (["--to", "f16", "-o", "x.npy", "EXTRA"], "exactly one input"),
-        (["MISSING.npy", "--to", "f16"], "no such file"),
+        (["MISSING.npy", "--to", "f16"], "MISSING.npy: cannot read: No such file or directory"),
     ],
 )
 def test_usage_errors_are_one_line(weights, args, match):
@@ -598,3 +599,27 @@ def test_a_cast_with_no_process_to_be_had_is_done_in_one(tmp_path, monkeypatch):
     assert np.array_equal(npyio.read_npy(tmp_path / "o.npy"), x.astype(np.float16))
     assert rep.stats["exact"] + rep.stats["rounded"] == x.size
     assert sorted(os.listdir(tmp_path)) == ["o.npy", "w.npy"]
+
+
+@pytest.mark.parametrize("args, said", [
+    (["cast"], "promote cast: Missing argument"), (["cast", "w.npy"], "promote cast: Missing option '--to'"),
+    (["cast", "w.npy", "--to", "f16", "--mode", "x"], "promote cast: Invalid value for '--mode'"),
+    (["rescale", "--bogus"], "promote rescale: No such option '--bogus'"),
+    (["query", "--bogus"], "promote: No such option '--bogus'"),
+])
+def test_an_argument_error_speaks_as_the_command_s_other_diagnostics_do(args, said):
+    code, out, err = run_cli(*args)
+    assert code == 2 and out == "" and err.startswith(said) and len(err.splitlines()) == 1
+
+
+def test_a_missing_file_reads_the_same_in_every_command(tmp_path):
+    """`PATH: cannot read: REASON`, whichever command was to read it."""
+    missing = tmp_path / "gone"
+    said = f"{missing}: cannot read: No such file or directory"
+    for args, speaker in ((["cast", str(missing), "--to", "f16"], "promote cast"),
+                          (["rescale", str(missing), "--to", "i8", "--scale", "0.1"], "promote rescale"),
+                          (["expect", str(missing)], "promote")):
+        code, out, err = run_cli(*args)
+        assert code == 2 and out == "" and err == f"{speaker}: {said}\n", args
+    code, out, err = run_cli("validate", str(missing))
+    assert code == 2 and out == f"{said}\n"

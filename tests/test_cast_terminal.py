@@ -131,6 +131,9 @@ def test_one_file_report_is_printed_on_its_own_lines_not_onto_the_bar(files):
     code, raw = on_terminal(["cast", "m0.npy", "--to", "f16"], files)
     assert code == 0, raw
     assert "cast m0.npy" in raw and "━" in raw  # the bar was drawn
+    frames = [f for f in re.split(r"[\r\n]", CSI.sub("", raw)) if "cast m0.npy" in f]
+    assert frames and all(re.fullmatch(r"cast m0\.npy [━╸╺ ]*━[━╸╺]* \S.*", f.rstrip()) for f in frames), frames
+    assert not [f for f in frames if "  " in f.split("━")[-1].strip()], frames  # no column left empty
     screen = Screen(WIDTH)
     screen.feed(raw)
     lines = screen.lines()
@@ -142,7 +145,7 @@ def test_several_files_count_files_and_name_the_file_a_refusal_concerns(files):
     args = ["cast", "m0.npy", "m1.npy", "ints.npy", "m2.npy", "m3.npy", "--to", "f16", "-j", "1"]
     code, raw = on_terminal(args, files)
     assert code == 2, raw
-    assert files_done(0, 5) in raw and "cast 5 files" in raw and "bytes" not in raw
+    assert f"cast {files_done(0, 5)}" in raw and f"cast {files_done(4, 5)}" in raw and "bytes" not in raw
     screen = Screen(WIDTH)
     screen.feed(raw)
     lines = screen.lines()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -297,3 +298,17 @@ def test_dtypes_listing_gives_integer_ranges_exactly():
             assert int(rows[name]["max"]) == d.max, name
         else:
             assert float(rows[name]["max"]) == pytest.approx(d.max, rel=1e-5), name
+
+
+def test_help_names_what_each_value_is_and_shared_options_share_their_names():
+    """No Click type placeholder (TEXT, INTEGER) in any help; counting what to print is --limit everywhere."""
+    from promote_cli.cli import COMMANDS
+
+    for command in COMMANDS:
+        code, out, _ = run_cli(command, "--help")
+        assert code == 0
+        for placeholder in (" TEXT", " INTEGER", " FLOAT"):
+            assert placeholder not in out, (command, placeholder)
+    for command in ("check", "verify"):
+        assert re.search(r"--limit(, --max-lines)? N ", run_cli(command, "--help")[1]), command
+    assert "query       The common dtype of two operands (or more)." in run_cli("--help")[1]

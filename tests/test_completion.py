@@ -134,3 +134,92 @@ def test_bash_itself_never_expands_an_offered_op_into_file_names(tmp_path):
     assert "'*'" in ops and "add" in ops and "'<<'" in ops
     assert {shlex.split(op)[0] for op in ops} == set(promote_cli.load("tosa").op_index)
     assert versions.split() == ["paddle@2.6", "paddle@3.3"]
+
+
+def test_options_complete_their_names_then_their_values():
+    assert values("query", "i8", "u8", "-f", "openvino", "-O", "pro") == ["promote_unsafe="]
+    assert values("table", "-f", "openvino", "-O", "") == [f"{k}=" for k in promote_cli.load("openvino").options]
+    assert values("query", "i8", "u8", "-f", "openvino", "-O", "promote_unsafe=") == ["promote_unsafe=true",
+                                                                                       "promote_unsafe=false"]
+    assert values("query", "-f", "jax", "-O", "numpy_dtype_promotion=s") == ["numpy_dtype_promotion=standard",
+                                                                           "numpy_dtype_promotion=strict"]
+    assert values("table", "-f", "openvino", "-O", "u64_integer_promotion_target=f") == [
+        "u64_integer_promotion_target=f8e4m3", "u64_integer_promotion_target=f8e5m2",
+        "u64_integer_promotion_target=f16", "u64_integer_promotion_target=f32", "u64_integer_promotion_target=f64",
+        "u64_integer_promotion_target=f4e2m1", "u64_integer_promotion_target=f8e8m0"]
+    assert values("query", "-f", "cann", "-O", "") == []  # no options, nothing offered
+    assert values("query", "-O", "") == []  # no ruleset on the line: nothing to read options from
+    assert values("query", "-f", "nosuch", "-O", "") == []
+
+
+def test_options_come_from_the_framework_in_the_environment(monkeypatch):
+    monkeypatch.setenv("PROMOTE_FRAMEWORK", "tensorflow")
+    assert values("query", "i8", "u8", "-O", "") == ["dtype_conversion_mode=", "prefer_float32="]
+    assert values("check", "-O", "dtype_conversion_mode=a") == ["dtype_conversion_mode=all"]
+
+
+def test_diff_sides_complete_names_then_their_options():
+    assert values("table", "--diff", "openvino", "paddle@") == ["paddle@2.6", "paddle@3.3"]
+    assert values("table", "--diff", "cann", "openvino:pro") == ["openvino:promote_unsafe="]
+    assert values("table", "--diff", "cann", "openvino:promote_unsafe=t") == ["openvino:promote_unsafe=true"]
+    assert values("table", "--diff", "jax", "jax:x64=true,") == ["jax:x64=true,numpy_dtype_promotion="]  # x64 given
+    assert values("table", "--diff", "jax", "jax@0.10:numpy_dtype_promotion=st") == [
+        "jax@0.10:numpy_dtype_promotion=standard", "jax@0.10:numpy_dtype_promotion=strict"]
+    assert values("table", "--diff", "jax", "nosuch:x") == []
+
+
+def test_words_bash_split_at_colons_and_equals_are_completed_whole():
+    from promote_cli.cli.options import rejoin
+
+    assert rejoin(["-O", "promote_unsafe", "="], "t") == (["-O"], "promote_unsafe=t", "promote_unsafe=")
+    assert rejoin(["-O", "promote_unsafe"], "=") == (["-O"], "promote_unsafe=", "promote_unsafe=")
+    assert rejoin(["query", "py"], ":") == (["query"], "py:", "py:")
+    assert rejoin(["-O", "x64", "=", "true,"], "") == (["-O", "x64=true,"], "", "")
+    assert rejoin(["--diff", "a", "openvino", ":", "x", "="], "true,u") == (
+        ["--diff", "a"], "openvino:x=true,u", "openvino:x=")
+    assert rejoin(["py", ":", "int", "u8"], "") == (["py:int", "u8"], "", "")
+
+
+def bash_completions(tmp_path, *lines: str) -> list[list[str]]:
+    """What bash puts in COMPREPLY for each line of words (as bash splits them), through the script
+    `_PROMOTE_COMPLETE=bash_source promote` prints."""
+    bash = shutil.which("bash")
+    assert bash, "bash is needed to check what bash makes of the completions"
+    bindir = Path(sys.executable).parent
+    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}")
+    env.pop("PROMOTE_FRAMEWORK", None)
+    script = BASH_DRIVER.split("\ntry promote")[0] + "\n" + "\n".join(f"try {line}" for line in lines) + "\n"
+    out = subprocess.run([bash, "--norc", "--noprofile", "-c", script], env=env, cwd=tmp_path,
+                         capture_output=True, text=True, check=True).stdout
+    return [part.split() for part in out.split("--\n")[:-1]]
+
+
+def test_bash_completes_options_and_diff_sides_after_its_word_breaks(tmp_path):
+    got = bash_completions(
+        tmp_path,
+        "promote query i8 u8 -f openvino -O promote_u",
+        "promote query i8 u8 -f openvino -O promote_unsafe = t",
+        "promote query i8 u8 -f openvino -O promote_unsafe =",  # right after '=': readline adds to the '='
+        "promote query i8 py :",
+        "promote table --diff cann openvino : promote_unsafe = true,py",
+        "promote table --diff cann openvino : pro",
+        "promote query i8 u8 -f openvino -O promote_unsafe = true -O u64_integer_promotion_target = i6",
+    )
+    assert got == [["promote_unsafe="], ["true"], ["true", "false"], ["bool", "int", "float", "complex"],
+                   ["true,pytorch_scalar_promotion="], ["promote_unsafe="], ["i64"]]
+
+
+def test_the_bash_script_leaves_no_space_after_a_name_that_takes_more():
+    from promote_cli.cli.options import BashComplete
+
+    source = BashComplete(main, {}, "promote", "_PROMOTE_COMPLETE").source()
+    assert "compopt -o nospace" in source and "'nospace'" in source
+    env = dict(os.environ, _PROMOTE_COMPLETE="bash_complete", COMP_WORDS="promote query -f openvino -O promote_u",
+               COMP_CWORD="5")
+    out = subprocess.run([sys.executable, "-m", "promote_cli"], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    assert out.splitlines() == ["nospace,promote_unsafe="]
+    env.update(COMP_WORDS="promote query w", COMP_CWORD="2")
+    out = subprocess.run([sys.executable, "-m", "promote_cli"], env=env, capture_output=True, text=True,
+                         check=True).stdout
+    assert out.splitlines() == ["nospace,weak:"]

@@ -159,3 +159,24 @@ def test_a_picture_of_an_n_way_diff(tmp_path):
     d = promote_cli.diff("paddle", "cann", "numpy", types=["i8", "u8", "f16"])
     assert (code, out) == (0, "") and picture.read_text(encoding="utf-8") == promote_cli.render(d, "svg")
     assert run_cli("table", "--diff", "paddle", "--svg", str(tmp_path / "one.svg"))[0] == 2
+
+
+def test_options_given_once_for_every_side_are_kept_and_shown():
+    d = promote_cli.diff("jax", "numpy", types=["i8", "u8", "i64", "f16"], options={"x64": "true"})
+    assert d.options == {"x64": "true"}  # shown as words, whatever the caller's spelling
+    assert promote_cli.diff("jax", "numpy", types=["i8"], options={"x64": True}).options == {"x64": "true"}
+    assert promote_cli.diff("jax", "numpy", types=["i8"]).options == {}
+    _, out, _ = run_cli("table", "--diff", "jax", "numpy", "-O", "x64=yes", "--types", "i8,u8,i64,f16",
+                        "--format", "json")
+    data = json.loads(out)
+    assert data["options"] == {"x64": "true"}
+    assert [x for x in data["differences"] if (x["a"], x["b"]) == ("i64", "f16")] == [
+        {"a": "i64", "b": "f16", "jax": promote_cli.query("jax", "i64", "f16", options={"x64": True}).result,
+         "numpy": promote_cli.query("numpy", "i64", "f16").result}]
+    _, _, err = run_cli("table", "--diff", "jax", "numpy", "-O", "x64=true", "--types", "i8,u8,i64,f16")
+    assert err.startswith("jax@") and "(add, x64=true): " in err  # the summary names them
+    _, out, _ = run_cli("table", "--diff", "jax", "numpy", "-O", "x64=true", "--types", "i8,i64,f16",
+                        "--format", "rich", "--color", "never")
+    assert " ".join(out.split()).count("(add, x64=true)") == 2  # the table's title (wrapped to its width), the summary
+    _, out, _ = run_cli("table", "--diff", "jax", "numpy", "--types", "i8", "--format", "json")
+    assert "options" not in json.loads(out)

@@ -155,3 +155,28 @@ promote query i8 u8 -f tosa --op '*'
     assert len(problems) == 2, problems
     assert "page.md:3: `promote query f32? i8 -f anvil` holds an unquoted '?'" in problems[0]
     assert "page.md:8: `promote query i8 u8 -f tosa --op *    # multiplies` holds an unquoted '*'" in problems[1]
+
+
+def test_the_commands_of_a_sh_fence_must_answer(tmp_path):
+    doc = tmp_path / "doc.md"
+    doc.write_text("```sh\npromote query i8 u8 -f openvino   # refused: exit 1 is an answer\n"
+                   "promote query i8 u9 -f cann\npromote query --batch -f cann < pairs.txt\n"
+                   "promote validate mine.toml\n"
+                   "source .venv/bin/activate          # not promote: not run\n```\n"
+                   "```python\nopen('pairs.txt', 'w').write('i8 u8\\n')\n```\n"
+                   "```sh\npromote query --batch -f cann < pairs.txt\n```\n")
+    problems = doc_examples.check(doc)
+    assert [p.split(": `")[0] for p in problems] == [f"{doc}:3", f"{doc}:4", f"{doc}:5"], problems
+    assert "exits 2: promote: unknown dtype 'u9'" in problems[0]
+    assert "reads pairs.txt, which the page has not made" in problems[1]
+    assert "mine.toml: cannot read" in problems[2]
+
+
+def test_a_sh_fence_may_ask_a_framework_that_is_not_installed(tmp_path, monkeypatch):
+    doc = tmp_path / "doc.md"
+    doc.write_text("```sh\npromote verify -f openvino\n```\n")
+    monkeypatch.setattr(doc_examples, "run", lambda example, directory, stdin=None: (
+        ["promote: openvino is not installed here: pip install openvino"], 2))
+    assert doc_examples.check(doc) == []
+    monkeypatch.setattr(doc_examples, "run", lambda example, directory, stdin=None: (["promote: boom"], 2))
+    assert len(doc_examples.check(doc)) == 1

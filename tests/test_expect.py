@@ -56,12 +56,15 @@ def test_mismatches_carry_their_line_numbers(tmp_path):
     code, out, _ = run_cli("expect", str(f))
     assert code == 1
     lines = out.splitlines()
-    assert lines[0] == f"{f}:4: cann i8 u8 -> i32: got i16"
-    assert lines[1].startswith(f"{f}:5: openvino i8 u8 -> i16: got refused (Unsigned integer input")
+    cann, openvino = (f"{rs.name}@{rs.version}" for rs in map(promote_cli.load, ("cann", "openvino")))
+    assert lines[0] == f"{f}:4: cann i8 u8 -> i32: got i16 from {cann}"
+    assert lines[1].startswith(f"{f}:5: openvino i8 u8 -> i16: got refused from {openvino} (Unsigned integer input")
     assert lines[2] == f"{f}: 3 of 5 expectations hold"
     code, out, _ = run_cli("expect", str(f), "--format", "json")
     data = json.loads(out)
     assert code == 1 and data["checked"] == 5 and [m["line"] for m in data["mismatches"]] == [4, 5]
+    assert [m["ruleset"] for m in data["mismatches"]] == [cann, openvino]
+    assert [e.ruleset for e in report.mismatches] == [cann, openvino]
 
 
 def test_lines_in_python_and_aliases():
@@ -91,7 +94,7 @@ def test_a_malformed_line_is_a_usage_error_with_its_line_number(tmp_path, line, 
 
 def test_unreadable_input_and_stdin(tmp_path):
     code, _, err = run_cli("expect", str(tmp_path / "missing.expect"))
-    assert code == 2 and "cannot read" in err
+    assert code == 2 and err == f"promote: {tmp_path / 'missing.expect'}: cannot read: No such file or directory\n"
     (tmp_path / "latin1.expect").write_bytes(b"cann i8 u8 -> i16 # caf\xe9\n")
     assert run_cli("expect", str(tmp_path / "latin1.expect"))[0] == 2
     from click.testing import CliRunner

@@ -13,9 +13,17 @@ from pathlib import Path
 import pytest
 
 import promote_cli
+from promote_cli import tomlcache
 from promote_cli.oracle import expr, exprcache, registry
 
 RULES = Path(__file__).resolve().parent.parent / "rules"
+
+
+@pytest.fixture(autouse=True)
+def _no_shipped_entries(tmp_path, monkeypatch):
+    """These tests are about the per-user cache: the entries shipped with the package are out of the way
+    (tests/test_compiled_rules.py tests those)."""
+    monkeypatch.setattr(tomlcache, "SHIPPED_DIR", str(tmp_path / "no shipped entries"))
 
 
 @pytest.fixture
@@ -80,11 +88,15 @@ def test_every_ruleset_answers_the_same_without_and_with_a_warm_cache(cache, mon
     assert off == warm
 
 
-def test_a_warm_query_imports_no_expression_parser(cache):
+def test_a_warm_query_imports_no_expression_parser(cache, tmp_path):
     code = ("import sys; import promote_cli; promote_cli.query('paddle', 'i8', 'f16', '/'); "
             "print(sorted(m for m in ('ast', 'promote_cli.oracle.expr', 'tomllib', 'dataclasses', 'inspect') "
             "if m in sys.modules))")
-    env = {**os.environ, "PROMOTE_CACHE_DIR": str(cache)}
+    rules = tmp_path / "rules"  # a rule file the package ships no entries for
+    rules.mkdir()
+    text = (RULES / "paddle.toml").read_text(encoding="utf-8")
+    (rules / "paddle.toml").write_text(text.replace('description = "', 'description = "Changed. ', 1), encoding="utf-8")
+    env = {**os.environ, "PROMOTE_CACHE_DIR": str(cache), "PROMOTE_RULES_PATH": str(rules)}
     cold = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     warm = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert "promote_cli.oracle.expr" in cold.stdout  # the cold one compiled ...

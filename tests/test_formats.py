@@ -69,3 +69,64 @@ def test_file_reports_render_through_the_formats_with_their_paths_on_one_line(tm
             formats.get(name).rescale_report(rescaled)
         with pytest.raises(UsageError, match="has no form for a cast report"):
             formats.get(name).cast_outcome(outcome, [])
+
+
+#: what each command prints through the format interface (the `Format` methods it calls)
+PAYLOADS = {"query": {"answer", "batch_line"}, "table": {"matrix", "diff", "records"}, "expr": {"expression"},
+            "explain": {"explanation"}, "expect": {"expectations"}, "check": {"check"}, "lattice": {"order"},
+            "cast": {"cast_outcome"}, "rescale": {"rescale_report", "records"}, "verify": {"report"},
+            "validate": {"validation"}, "frameworks": {"records"}, "dtypes": {"records"}}
+#: formats a command offers through options of their own rather than --format (`table --svg FILE`)
+OWN_FLAGS = {"table": {"svg", "html"}}
+
+
+def _shapes(name: str) -> set[str]:
+    cls = type(formats.get(name))
+    return {m for m in vars(formats.Format) if not m.startswith("_") and callable(getattr(formats.Format, m))
+            and getattr(cls, m) is not getattr(formats.Format, m)}
+
+
+def test_every_command_offers_each_format_that_has_a_shape_for_what_it_prints():
+    """Consistency between commands: a command's --format choice is exactly the formats that render one of
+    its payloads, so two commands that print the same kind of thing offer the same formats."""
+    from promote_cli.cli import COMMANDS, main
+
+    assert set(PAYLOADS) == set(COMMANDS)
+    for command, payloads in PAYLOADS.items():
+        cmd = main.get_command(None, command)
+        fmt = next(p for p in cmd.params if p.name == "fmt")
+        wanted = {n for n in formats.NAMES if _shapes(n) & payloads} - OWN_FLAGS.get(command, set())
+        assert set(fmt.type.choices) == wanted, command
+        takes_color = any(p.name == "color" for p in cmd.params)
+        assert takes_color == ("rich" in wanted), command  # --color wherever rich is offered
+
+
+@pytest.mark.parametrize("args", [["frameworks"], ["frameworks", "-v"], ["dtypes"], ["rescale", "--list"],
+                                  ["table", "--cast"]])
+def test_rich_listings_cut_no_cell_at_80_columns(args):
+    code, out, _ = run_cli(*args, "--format", "rich", "--color", "never")
+    assert code == 0 and out and "…" not in out
+    assert max(len(line) for line in out.splitlines()) <= 80
+
+
+@pytest.mark.parametrize("width", [80, 120])
+def test_rich_listings_keep_every_cell_whole_at_the_terminal_width(monkeypatch, width):
+    monkeypatch.setenv("COLUMNS", str(width))
+    code, out, _ = run_cli("dtypes", "--format", "rich", "--color", "never")
+    records = json.loads(run_cli("dtypes", "--format", "json")[1])
+    assert code == 0 and max(len(line) for line in out.splitlines()) <= width and "…" not in out
+    words = set(out.split())
+    for rec in records:
+        exact = [str(rec["max"])] if isinstance(rec["max"], int) else []  # integer limits, every digit
+        assert {rec["name"], *exact, *rec["aliases"]} <= words, rec["name"]
+    code, out, _ = run_cli("frameworks", "--format", "rich", "--color", "never")
+    assert max(len(line) for line in out.splitlines()) <= width
+    assert {x.key for x in promote_cli.frameworks()} <= set(out.split())
+
+
+def test_listings_default_to_rich_where_colour_is_wanted_and_text_otherwise():
+    for command in ("frameworks", "dtypes"):
+        rich = run_cli(command, "--color", "always")[1]
+        assert "\x1b[" in rich  # rich, coloured (on a terminal, `auto` means this)
+        assert run_cli(command)[1] == run_cli(command, "--format", "text")[1]  # piped: text
+        assert "\x1b[" not in run_cli(command, "--color", "never")[1]

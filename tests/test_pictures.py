@@ -273,15 +273,21 @@ def test_usage_errors(tmp_path, monkeypatch, args, message):
 
 
 def test_the_screenshot_tool_knows_the_committed_pictures():
-    """Every picture docs/img holds is one the tool regenerates, and the README shows each."""
+    """Every picture docs/img holds is one the tool regenerates, and the README or docs/cli.md shows each."""
     from tests.support import load_tool
 
     tool = load_tool("screenshot")
     names = {name for name, *_ in tool.DOCS}
     assert names == {p.name for p in (ROOT / "docs" / "img").glob("*.png")}
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert all(f"docs/img/{name}" in readme for name in names)
-    assert {kind for _, kind, *_ in tool.DOCS} == {"svg", "html"}
+    cli = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    assert all(f"docs/img/{name}" in readme or f"](img/{name})" in cli for name in names)
+    assert "](img/lattice-jax.png)" in cli
+    assert {kind for _, kind, *_ in tool.DOCS} == {"svg", "html", "dot"}
+    for name, kind, args, _ in tool.DOCS:
+        assert name.endswith(".png") and (kind == "dot") == (args[0] == "lattice")
+        code, out, _ = run_cli(*args, *(["--format", "dot"] if kind == "dot" else []))
+        assert code == 0 and (kind != "dot" or out.startswith("digraph")), args
     assert tool.svg_size('<svg xmlns="x" width="12" height="34">') == (12, 34)
 
 
@@ -295,3 +301,14 @@ def test_render_picks_the_method_for_each_payload():
         api.render(object(), "text")
     with pytest.raises(api.UsageError, match="unknown format 'png'"):
         api.render(o, "png")
+
+
+@pytest.mark.parametrize("kind_", ["svg", "html"])
+def test_a_diff_picture_title_names_the_options_given_for_every_side(tmp_path, kind_):
+    out = tmp_path / f"d.{kind_}"
+    code, _, _ = run_cli("table", "--diff", "jax", "numpy", "-O", "x64=true", "--types", "i8,i64,f16",
+                         f"--{kind_}", str(out))
+    text = out.read_text()
+    assert code == 0 and re.search(r"<title>jax@[^<]* vs numpy@[^<]*  ·  op add  ·  x64=true  ·  \d+ of 9 cells differ</title>", text)
+    run_cli("table", "--diff", "jax", "numpy", "--types", "i8,i64,f16", f"--{kind_}", str(out))
+    assert "x64" not in out.read_text()

@@ -108,8 +108,9 @@ def test_a_type_tosa_lacks_gets_a_way_through_tosa(src, dst):
     message = str(err.value)
     assert "use --mode extended" in message
     outside = src if src not in TOSA_TYPES else dst
-    m = re.search(r"or cast (.+?) (?:with --mode extended \((exact|which may change values)\) and then (.+) in TOSA"
-                  r"|in TOSA and then (\w+) -> (\w+) with --mode extended \((exact|which may change values)\))", message)
+    m = re.search(r"or cast (.+?) (?:with --mode extended \((exact|which may change values)(?:: [^)]+)?\) and then "
+                  r"(.+) in TOSA|in TOSA and then (\w+) -> (\w+) with --mode extended \((exact|which may change "
+                  r"values)(?:: [^)]+)?\))", message)
     assert m, message
     if outside == src:
         hop, exactness, inside = m.group(1).split(" -> "), m.group(2), m.group(3).split(" -> ")
@@ -121,6 +122,43 @@ def test_a_type_tosa_lacks_gets_a_way_through_tosa(src, dst):
         assert exactness == ("exact" if holds(dst, inside[-1]) else "which may change values")
     assert all((a, b) in LEGAL for a, b in zip(inside, inside[1:]))
     assert all(t in EXTENDED_TYPES for t in (src, dst))
+
+
+@pytest.mark.parametrize("src, dst, way, lost", [
+    ("u64", "f16", ("cast u64 -> f32 with --mode extended (which may change values: integers beyond 16777216 in "
+                   "magnitude) and then f32 -> f16 in TOSA"), "no TOSA type holds every u64 value"),
+    ("u64", "i32", ("cast u64 -> i64 with --mode extended (which may change values: those above 9223372036854775807) "
+                   "and then i64 -> i32 in TOSA"), "no TOSA type holds every u64 value"),
+    ("i32", "u64", ("cast i32 -> i64 in TOSA and then i64 -> u64 with --mode extended (which may change values: those "
+                   "below 0)"), "no TOSA type holds every u64 value"),
+    ("f32", "u64", ("cast f32 -> i32 in TOSA and then i32 -> u64 with --mode extended (which may change values: "
+                   "fractions, and values outside 0..18446744073709551615), where f32 -> i32 changes fractions, and "
+                   "values outside -2147483648..2147483647"), "no TOSA type holds every u64 value"),
+    # i64 holds every u32 value, but the way on from i64 to f16 passes i32: through f32 instead
+    ("u32", "f16", ("cast u32 -> f32 with --mode extended (which may change values: integers beyond 16777216 in "
+                   "magnitude) and then f32 -> f16 in TOSA"), "no way through TOSA keeps every u32 value"),
+    ("u32", "i32", "cast u32 -> i64 with --mode extended (exact) and then i64 -> i32 in TOSA", None),
+])
+def test_a_foreign_type_no_tosa_type_holds_gets_the_nearest_way_and_what_it_changes(src, dst, way, lost):
+    with pytest.raises(UsageError) as err:
+        check_pair(src, dst)
+    message = str(err.value)
+    assert message.endswith(f"use --mode extended, or {way}"), message
+    if lost:
+        assert f"; {lost}: use --mode extended, or " in message
+    else:
+        assert "; use --mode extended, or " in message
+
+
+@pytest.mark.parametrize("a, b, of, said", [
+    ("u64", "i64", None, "those above 9223372036854775807"), ("i64", "u32", None, "those above 4294967295 and below 0"),
+    ("u64", "f32", None, "integers beyond 16777216 in magnitude"), ("i8", "u8", None, "those below 0"),
+    ("i32", "f16", None, "integers beyond 2048 in magnitude"), ("i64", "i32", "u32", "those above 2147483647"),
+    ("f32", "i8", None, "fractions, and values outside -128..127"), ("i8", "bool", None, "every value but 0 and 1"),
+    ("f32", "f16", None, "those f16 cannot hold exactly"), ("u8", "i16", None, ""), ("i64", "i32", "i16", ""),
+])
+def test_what_a_cast_changes_in_words(a, b, of, said):
+    assert legality.changes(a, b, of) == said
 
 
 def test_a_type_neither_mode_has_gets_no_route():

@@ -21,6 +21,9 @@ A page (a Markdown file under docs/, or README.md) is replayed top to bottom as 
   The lines after a `$ promote ...` line are what it prints (stdout, then stderr), and an
   optional `# exit N` line is its exit code (0 when absent). Files the commands write are
   there for the fences after them.
+* A line of a ```sh / ```bash / ```shell fence that starts `promote ` runs too (its output is not
+  stated): it must answer, exit 0 or 1 (a refusal, differences), never 2, unless it asks a live
+  framework that is not installed (`promote verify -f torch`). `< FILE` feeds it a file.
 * A command (in a console fence, or a line of a ```sh / ```bash / ```shell fence) must not hold
   an unquoted `*`, `?` or `[`: a shell would expand it to file names before promote sees it
   (`f32?` is `'f32?'` or `weak:f32`).
@@ -65,6 +68,13 @@ class Example:
     command: str
     printed: list[str]
     exit_code: int
+
+
+@dataclass
+class ShellCommand:
+    path: Path
+    line: int            # 1-based line of the command in its sh fence
+    command: str
 
 
 @dataclass
@@ -116,6 +126,9 @@ def steps(path: Path) -> list[Example | PythonBlock]:
             out += _console(path, start, lines)
         elif lang == "python":
             out.append(PythonBlock(path, start + 1, textwrap.dedent("\n".join(lines))))
+        elif lang in SHELL_FENCES:
+            out += [ShellCommand(path, start + offset + 1, line.strip()) for offset, line in enumerate(lines)
+                    if line.strip().startswith("promote ")]
     return out
 
 
@@ -262,13 +275,37 @@ def replay(path: Path) -> tuple[list[tuple[Example, list[str], int]], list[str]]
             if isinstance(step, PythonBlock):
                 with contextlib.redirect_stdout(io.StringIO()):
                     problems += run_python(step, namespace)
+            elif isinstance(step, ShellCommand):
+                problems += run_shell(step, directory)
             else:
                 printed, code = run(step, directory)
                 ran.append((step, printed, code))
     return ran, problems
 
 
-def run(example: Example, directory: Path) -> tuple[list[str], int]:
+#: what promote says when a command needs a live framework that is not installed
+NOT_INSTALLED = "is not installed here"
+
+
+def run_shell(command: ShellCommand, directory: Path) -> list[str]:
+    """Run a line of a sh fence: its problem, if it did not answer (exit 2, a live framework aside)."""
+    argv = shlex.split(command.command, comments=True)
+    stdin = None
+    if "<" in argv:
+        at = argv.index("<")
+        source = directory / argv[at + 1]
+        if not source.is_file():
+            return [(f"{command.path}:{command.line}: `{command.command}` reads {argv[at + 1]}, which the page has "
+                     "not made")]
+        stdin = source.read_text(encoding="utf-8")
+        argv = argv[:at] + argv[at + 2:]
+    printed, code = run(Example(command.path, command.line, shlex.join(argv), [], 0), directory, stdin)
+    if code in (0, 1) or (code == 2 and any(NOT_INSTALLED in line for line in printed)):
+        return []
+    return [f"{command.path}:{command.line}: `{command.command}` exits {code}: {' / '.join(printed[-2:])}"]
+
+
+def run(example: Example, directory: Path, stdin: str | None = None) -> tuple[list[str], int]:
     """What the command prints (stdout lines, then stderr lines) and its exit code."""
     from click.testing import CliRunner
 
@@ -284,7 +321,7 @@ def run(example: Example, directory: Path) -> tuple[list[str], int]:
     here = os.getcwd()
     os.chdir(directory)
     try:
-        result = CliRunner().invoke(main, argv[1:], prog_name="promote", env=env)
+        result = CliRunner().invoke(main, argv[1:], prog_name="promote", env=env, input=stdin)
     finally:
         os.chdir(here)
     printed = [line.strip() for line in (result.stdout + result.stderr).splitlines()]

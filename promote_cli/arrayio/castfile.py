@@ -749,7 +749,7 @@ def expand_inputs(paths: Iterable[str | os.PathLike], to: str) -> list[str]:
         elif os.path.lexists(p):
             out.append(p)
         else:
-            raise UsageError(f"{p}: no such file or directory")
+            raise UsageError(f"{p}: cannot read: No such file or directory")
     return out
 
 

@@ -69,14 +69,14 @@ def open_regular(path: str, what: str = "input") -> tuple[int, os.stat_result]:
     try:
         st = os.stat(path)
     except OSError as e:
-        raise UsageError(f"{path}: {os_message(e)}") from None
+        raise UsageError(f"{path}: cannot read: {os_message(e)}") from None
     if not stat.S_ISREG(st.st_mode):
         raise UsageError(f"{path}: is {kind_of(st.st_mode)}; only regular files are read")
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
     except OSError as e:
-        raise UsageError(f"{path}: {os_message(e)}") from None
+        raise UsageError(f"{path}: cannot read: {os_message(e)}") from None
     try:
         fst = os.fstat(fd)
         if not stat.S_ISREG(fst.st_mode) or (fst.st_dev, fst.st_ino) != (st.st_dev, st.st_ino):

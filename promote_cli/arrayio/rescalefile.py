@@ -102,7 +102,7 @@ def rescale_file(src_path, dst_path=None, to: str = "", multiplier=None, shift=N
         with npyio.NpyInput(src_path) as f:
             prepare(f.header, npyio.resolve_source(f.header, None))
     except OSError as e:
-        raise UsageError(f"{src_path}: {e.strerror or e}") from None
+        raise UsageError(f"{src_path}: cannot read: {e.strerror or e}") from None
     bar = _Bar(progress_bar, src_path) if progress_bar else None
     try:
         job, header, total, written = castfile.convert_file(

@@ -9,8 +9,10 @@ import sys
 import traceback
 
 import click
+from click.shell_completion import add_completion_class
 
 from promote_cli.cli.formats import one_line
+from promote_cli.cli.options import BashComplete
 from promote_cli.cli.streams import (
     EXIT_BROKEN_PIPE,
     internal_error,
@@ -20,7 +22,7 @@ from promote_cli.cli.streams import (
 from promote_cli.errors import EXIT_USAGE, PromoteError
 
 COMMANDS = {
-    "query": ("promote_cli.cli.commands.query", "query", "The common dtype of two operands."),
+    "query": ("promote_cli.cli.commands.query", "query", "The common dtype of two operands (or more)."),
     "table": ("promote_cli.cli.commands.table", "table", "The full promotion matrix, or the differences of two or more."),
     "expr": ("promote_cli.cli.commands.expr", "expr", "The result type of a whole expression, node by node."),
     "explain": ("promote_cli.cli.commands.explain", "explain", "Which rule decides a pair, and what other options give."),
@@ -35,6 +37,9 @@ COMMANDS = {
     "frameworks": ("promote_cli.cli.commands.info", "frameworks", "The frameworks and rulesets this installation knows."),
     "dtypes": ("promote_cli.cli.commands.info", "dtypes", "The dtype vocabulary and every accepted alias."),
 }
+
+
+add_completion_class(BashComplete)  # bash's words split at `:` and `=` completed whole
 
 
 class PromoteGroup(click.Group):
@@ -74,7 +79,7 @@ class PromoteGroup(click.Group):
             click.echo(exc.ctx.get_help())
             code = 0
         except click.ClickException as exc:
-            _error(" ".join(exc.format_message().split()))
+            _error(" ".join(exc.format_message().split()), _speaker(exc))
             code = exc.exit_code
         except PromoteError as exc:
             _error(str(exc))
@@ -100,10 +105,21 @@ class _ReaderGone(Exception):
     """Standard output's reader went away while a command wrote to it."""
 
 
-def _error(message: str) -> None:
+#: commands whose every diagnostic starts `promote NAME: ` (the contract's exception: they name files)
+NAMED_DIAGNOSTICS = ("cast", "rescale")
+
+
+def _speaker(exc: click.ClickException) -> str:
+    """Who a Click error speaks as: `promote cast` for an error in cast's or rescale's arguments, else `promote`."""
+    ctx = getattr(exc, "ctx", None)
+    name = getattr(getattr(ctx, "command", None), "name", None)
+    return f"promote {name}" if name in NAMED_DIAGNOSTICS else "promote"
+
+
+def _error(message: str, speaker: str = "promote") -> None:
     """A diagnostic: one line on stderr, whatever the message holds (a path with a newline, a control byte)."""
     try:
-        click.echo(f"promote: {one_line(message)}", err=True)
+        click.echo(f"{speaker}: {one_line(message)}", err=True)
     except BrokenPipeError:
         pass
 

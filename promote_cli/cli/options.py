@@ -4,6 +4,7 @@ values mean is parsed in `arguments.py` (no Click there: the fast `promote query
 from __future__ import annotations
 
 import click
+from click.shell_completion import BashComplete as _BashComplete
 from click.shell_completion import CompletionItem
 
 from promote_cli.cli.arguments import (  # noqa: F401  (the commands import them from here)
@@ -80,6 +81,56 @@ def _complete_op(ctx, param, incomplete):
     return [CompletionItem(shell_word(o)) for o in rs.op_index if o.startswith(typed)]
 
 
+def _loaded(spec: str | None):
+    """The ruleset a name on the command line loads, or None (completion never fails)."""
+    import promote_cli as api
+
+    if not spec:
+        return None
+    try:
+        return api.load(spec)
+    except Exception:  # a broken name or rule file completes nothing
+        return None
+
+
+def _option_words(rulesets, typed: str) -> list[str]:
+    """`KEY=` for each option of `rulesets` that starts with `typed`; after `KEY=`, `KEY=VALUE` for that
+    option's values (as typed so far: the key keeps the user's spelling)."""
+    key, eq, value = typed.partition("=")
+    options = {}
+    for rs in rulesets:
+        for name, opt in rs.options.items():
+            options.setdefault(name, opt)
+    if not eq:
+        return [f"{name}=" for name in options if name.lower().startswith(key.lower())]
+    opt = options.get(key.strip())
+    if opt is None:
+        return []
+    return [f"{key}={w}" for w in opt.words() if w.lower().startswith(value.lower())]
+
+
+def _complete_option(ctx, param, incomplete):
+    """`-O KEY=VALUE`: the option names of the ruleset given with -f (or $PROMOTE_FRAMEWORK); after `KEY=`,
+    that option's values. (A `--diff` side carries its own options: `NAME:KEY=VALUE`, completed there.)"""
+    rs = _loaded(ctx.params.get("framework"))
+    return [CompletionItem(w) for w in _option_words([rs] if rs is not None else [], incomplete)]
+
+
+def _complete_side(ctx, param, incomplete):
+    """A `--diff` side, `NAME[@VERSION][:KEY=VALUE,...]`: the ruleset's name, then after `:` its options and
+    their values (after `,` the next option, none given twice)."""
+    spec, colon, given = incomplete.partition(":")
+    if not colon:
+        return _complete_framework(ctx, param, incomplete)
+    rs = _loaded(spec)
+    if rs is None:
+        return []
+    done, _, last = given.rpartition(",")
+    before = incomplete[: len(incomplete) - len(last)]
+    taken = {pair.partition("=")[0].strip() for pair in done.split(",") if pair}
+    return [CompletionItem(before + w) for w in _option_words([rs], last) if w.partition("=")[0] not in taken]
+
+
 def _complete_path(ctx, param, incomplete):
     """File names, completed by the shell itself."""
     return [CompletionItem(incomplete, type="file")]
@@ -88,16 +139,66 @@ def _complete_path(ctx, param, incomplete):
 framework_option = click.option(
     "--framework", "-f", metavar="NAME[@VERSION]", envvar="PROMOTE_FRAMEWORK", shell_complete=_complete_framework,
     help="Framework ruleset (see `promote frameworks`); default from $PROMOTE_FRAMEWORK.")
-op_option = click.option("--op", default="add", show_default=True, shell_complete=_complete_op,
+op_option = click.option("--op", default="add", show_default=True, metavar="OP", shell_complete=_complete_op,
                          help="The operation (API name or operator symbol, as the framework lists them).")
 option_option = click.option(
-    "--option", "-O", "options", multiple=True, metavar="KEY=VALUE",
+    "--option", "-O", "options", multiple=True, metavar="KEY=VALUE", shell_complete=_complete_option,
     help="A framework attribute, e.g. -O promote_unsafe=true (repeatable).")
 dtype_argument_completion = _complete_dtype
 complete_framework = _complete_framework
 complete_op = _complete_op
 complete_plain_dtype = _complete_plain_dtype
 complete_path = _complete_path
+complete_side = _complete_side
+
+
+#: the characters at which bash splits a word for completion (its COMP_WORDBREAKS) that operands and options hold
+WORD_BREAKS = ":="
+
+
+def rejoin(args: list[str], word: str) -> tuple[list[str], str, str]:
+    """bash splits `openvino:promote_unsafe=t` into `openvino`, `:`, `promote_unsafe`, `=`, `t` (right after a
+    break, the break itself is the last piece), and readline replaces only what follows the last break (`t`, or
+    nothing). Returns the words as typed, the word being completed whole, and the part of it that stays (what
+    a completion must not repeat)."""
+    out: list[str] = []
+    glue = False
+    for piece in [*args, word]:
+        is_break = bool(piece) and not piece.strip(WORD_BREAKS)
+        if out and (glue or is_break):
+            out[-1] += piece
+        else:
+            out.append(piece)
+        glue = is_break
+    whole = out[-1]
+    return out[:-1], whole, whole[: max(whole.rfind(c) for c in WORD_BREAKS) + 1]
+
+
+class BashComplete(_BashComplete):
+    """Click's bash completion, with the words bash split at `:` and `=` put back together before the
+    completers see them, and each completion cut to the piece bash replaces. A completion that ends in
+    `:`, `=` or `,` (`weak:`, `promote_unsafe=`) gets no space after it."""
+
+    source_template = _BashComplete.source_template.replace(
+        "        elif [[ $type == 'plain' ]]; then\n",
+        "        elif [[ $type == 'nospace' ]]; then\n"
+        "            COMPREPLY+=($value)\n"
+        "            compopt -o nospace\n"
+        "        elif [[ $type == 'plain' ]]; then\n")
+
+    def complete(self) -> str:
+        args, word = self.get_completion_args()
+        args, whole, kept = rejoin(args, word)
+        lines = []
+        for item in self.get_completions(args, whole):
+            value = item.value
+            if item.type == "plain" and kept:
+                if not value.startswith(kept):
+                    continue  # bash would put it after the part it keeps
+                value = value[len(kept):]
+            kind = "nospace" if item.type == "plain" and value.endswith((":", "=", ",")) else item.type
+            lines.append(f"{kind},{value}")
+        return "\n".join(lines)
 
 
 color_option = click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",

@@ -182,31 +182,96 @@ def _nearest_tosa(t: str) -> str | None:
     return None
 
 
-def _exactly(src: str, dst: str) -> str:
-    return "(exact)" if holds(dst, src) else "(which may change values)"
+def changes(a: str, b: str, of: str | None = None) -> str:
+    """Which values of type `of` (default `a`) a cast a -> b changes, in words ("" when `b` holds them all):
+    `those above 2147483647` for an integer range, `integers beyond 16777216 in magnitude` for a float's
+    precision, otherwise the kind of change."""
+    src, t = DTYPES[of or a], DTYPES[b]
+    if holds(b, of or a):
+        return ""
+    if t.kind == "bool":
+        return "every value but 0 and 1"
+    if src.is_integer and t.is_integer:
+        parts = ([f"above {int(t.max)}"] if src.max > t.max else []) + ([f"below {int(t.min)}"] if src.min < t.min else [])
+        return "those " + " and ".join(parts)
+    if src.is_integer:
+        span = int(min(2 ** (t.man_bits + 1), t.max))
+        return f"integers beyond {span} in magnitude" + (", and negative ones" if src.min < 0 <= t.min else "")
+    if t.is_integer:
+        return f"fractions, and values outside {int(t.min)}..{int(t.max)}"
+    return f"those {b} cannot hold exactly"
+
+
+def _exactly(src: str, dst: str, of: str | None = None) -> str:
+    lost = changes(src, dst, of)
+    return f"(which may change values: {lost})" if lost else "(exact)"
+
+
+def _ways(src: str, dst: str, foreign_src: bool) -> list[tuple[str, tuple[str, ...]]]:
+    """Every way through TOSA for a pair with one type TOSA lacks: (the TOSA type where the extended-mode cast
+    meets TOSA, the whole chain of casts), the best first: fewest casts before the last that change values of
+    `src`, then through a type of the target's kind, the widest, the shortest."""
+    out = []
+    for inner in TOSA_TYPES:
+        if inner in (src, dst):
+            continue
+        inside = route(inner, dst) if foreign_src else route(src, inner)
+        if inside is None:
+            continue
+        out.append((inner, (src, *inside) if foreign_src else (*inside, dst)))
+    kind = DTYPES[dst].kind
+    return sorted(out, key=lambda w: (len(inexact_steps(w[1])), DTYPES[w[0]].kind != kind, -DTYPES[w[0]].bits,
+                                      len(w[1]), TOSA_TYPES.index(w[0])))
+
+
+def _lossy_inside(path: tuple[str, ...], foreign_src: bool) -> list[tuple[str, str]]:
+    """The casts of a way's TOSA part that lose values the conversion could keep: into a type that holds
+    neither the source (nor, for a foreign target, the target)."""
+    src, dst = path[0], path[-1]
+    steps = list(zip(path[:-1], path[1:]))[:-1]  # the last cast is the conversion asked for
+    if foreign_src:
+        return [(a, b) for a, b in steps[1:] if not holds(b, src)]
+    return [(a, b) for a, b in steps if not holds(b, src) and not holds(b, dst)]
 
 
 def _outside_hint(src: str, dst: str, foreign: list[str]) -> str:
-    """The hint for a pair with a type TOSA lacks: --mode extended, and where it helps, the way through TOSA
-    (in at the narrowest TOSA type holding the source, or out from the narrowest holding the target)."""
+    """The hint for a pair with a type TOSA lacks: --mode extended, and a way through TOSA: in at the narrowest
+    TOSA type holding the source, or out from the narrowest holding the target. Where no TOSA type holds the
+    foreign type (u64), or that way's TOSA part changes values (u32 -> i64 -> i32 -> f16), the way that changes
+    fewest, saying so and which cast changes which values."""
     if not all(t in EXTENDED_TYPES for t in (src, dst)):
         return ""
     hint = "; use --mode extended"
     if len(foreign) == 2:
         return hint
-    if foreign == [src]:
-        inner = _nearest_tosa(src)
-        if inner is not None and inner != dst:
-            path = route(inner, dst) or (inner, dst)
-            return hint + (f", or cast {src} -> {inner} with --mode extended {_exactly(src, inner)} and then "
-                           f"{' -> '.join(path)} in TOSA")
+    foreign_src = foreign == [src]
+    outside = src if foreign_src else dst
+    inner = _nearest_tosa(outside)
+    held = inner is not None and holds(inner, outside)
+    if inner in (src, dst):
         return hint
-    inner = _nearest_tosa(dst)
-    if inner is not None and inner != src:
-        path = route(src, inner) or (src, inner)
-        return hint + (f", or cast {' -> '.join(path)} in TOSA and then {inner} -> {dst} with --mode "
-                       f"extended {_exactly(inner, dst)}")
-    return hint
+    if inner is not None:  # a TOSA type holding the foreign one, or for a float (f64) the widest TOSA float
+        path = (src, *(route(inner, dst) or (inner, dst))) if foreign_src else (*(route(src, inner) or (src, inner)), dst)
+        if held and _lossy_inside(path, foreign_src):
+            inner, path = _ways(src, dst, foreign_src)[0]
+    else:
+        ways = _ways(src, dst, foreign_src)
+        if not ways:
+            return hint
+        inner, path = ways[0]
+    lossy = _lossy_inside(path, foreign_src)
+    if not held:
+        head = f"; no TOSA type holds every {outside} value: use --mode extended, or"
+    elif lossy or (foreign_src and not holds(inner, src)):
+        head = f"; no way through TOSA keeps every {src} value: use --mode extended, or"
+    else:
+        head = hint + ", or"
+    where = "".join(f", where {a} -> {b} changes {changes(a, b, src)}" for a, b in lossy)
+    if foreign_src:
+        return head + (f" cast {src} -> {inner} with --mode extended {_exactly(src, inner)} and then "
+                       f"{' -> '.join(path[1:])} in TOSA{where}")
+    return head + (f" cast {' -> '.join(path[:-1])} in TOSA and then {inner} -> {dst} with --mode extended "
+                   f"{_exactly(inner, dst, src)}{where}")
 
 
 def check_pair(src: str, dst: str, mode: str = "tosa") -> None:

@@ -13,6 +13,11 @@ is not what this code writes (truncated, corrupted, another format, another file
 the rules may not) is ignored: the file is compiled as without a cache and the entry written again. Like the
 parsed-TOML entries, an entry is read only from a directory and a file of the user's own that no one else
 can write, so whoever could forge a well-formed one could already run code as that user.
+
+The package ships such entries for its own rule files (`promote_cli/compiled/`, see `tomlcache.py`), named by
+`shipped_key` (the same inputs under a tag without the Python version: each source is compiled again here)
+and read by `read_shipped`; they are checked exactly as cache entries are, and a rule file whose content,
+vocabulary or compiler differs from what they were made from selects no shipped entry.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ from promote_cli import tomlcache
 
 FORMAT = 1
 _TAG = f"expr{FORMAT}/py{sys.version_info[0]}.{sys.version_info[1]}"
+SHIPPED_TAG = f"expr{FORMAT}/shipped"
 _COMPILER_MODULES = ("expr.py", "checked.py", "loader.py")
 _compiler_digest: list[str | None] = []
 
@@ -52,13 +58,22 @@ def key(raw: dict, type_names) -> str | None:
     cache is off or the file is not plain JSON data (a TOML date)."""
     if tomlcache.cache_dir() is None:
         return None
+    return _key(_TAG, raw, type_names)
+
+
+def shipped_key(raw: dict, type_names) -> str | None:
+    """The name of the shipped entry for a merged rule file `raw` read with the vocabulary `type_names`."""
+    return _key(SHIPPED_TAG, raw, type_names)
+
+
+def _key(tag: str, raw: dict, type_names) -> str | None:
     compiler = _compiler()
     if compiler is None:
         return None
     import json
 
     try:
-        text = json.dumps([_TAG, compiler, sorted(type_names), raw], sort_keys=True, ensure_ascii=False)
+        text = json.dumps([tag, compiler, sorted(type_names), raw], sort_keys=True, ensure_ascii=False)
     except (TypeError, ValueError, RecursionError):
         return None
     return tomlcache.sha256(text.encode("utf-8", "surrogatepass"))
@@ -69,6 +84,15 @@ def read(name: str) -> dict | None:
     or it is not in this format."""
     payload = tomlcache.read_json(name + ".expr.json")
     if payload is None or payload.get("format") != _TAG or payload.get("key") != name:
+        return None
+    sites = payload.get("expressions")
+    return sites if isinstance(sites, dict) else None
+
+
+def read_shipped(name: str) -> dict | None:
+    """The expressions of the shipped entry `name`, or None (as `read`)."""
+    payload = tomlcache.read_shipped(name + ".expr.json")
+    if payload is None or payload.get("format") != SHIPPED_TAG or payload.get("key") != name:
         return None
     sites = payload.get("expressions")
     return sites if isinstance(sites, dict) else None

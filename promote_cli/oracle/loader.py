@@ -212,7 +212,16 @@ def merge(base: dict, override: dict) -> dict:
 
 def build(raw: dict, path: str, cache: bool = False) -> Ruleset:
     """Validate and compile a (merged) rule-file dict. With `cache`, its compiled expressions come from (and
-    go to) the per-user cache (`exprcache.py`); every other part of the file is checked either way."""
+    go to) the per-user cache (`exprcache.py`), or from the entries shipped with the package for its own rule
+files; every other part of the file is checked either way."""
+    if cache:  # the package's own rule files: compiled expressions shipped with it
+        shipped = exprcache.shipped_key(raw, dtypes.DTYPES)
+        sites = exprcache.read_shipped(shipped) if shipped is not None else None
+        if sites is not None:
+            try:
+                return _build(raw, path, sites)[0]
+            except exprcache.Stale:
+                pass
     name = exprcache.key(raw, dtypes.DTYPES) if cache else None
     sites = exprcache.read(name) if name is not None else None
     if sites is not None:

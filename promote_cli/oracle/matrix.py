@@ -58,6 +58,7 @@ class Diff:
     differences: list[dict]
     versions: tuple[str, ...] = ()  # each side's ruleset as NAME@VERSION, in the order of `frameworks`
     summary: dict = field(default_factory=dict)
+    options: dict = field(default_factory=dict)  # options given once for every side (`-O`), as words
 
 
 def axis(rs: Ruleset | None, types: list[str] | None) -> list[str]:
@@ -109,8 +110,9 @@ def union_types(rulesets: list[Ruleset]) -> list[str]:
     return [name for name in dtypes.DTYPES if name in have]
 
 
-def diff(sides: list[Side], types: list[str] | None = None, op: str = "add") -> Diff:
-    """The cells where the sides answer differently (a refused or missing cell reads None)."""
+def diff(sides: list[Side], types: list[str] | None = None, op: str = "add", common: dict | None = None) -> Diff:
+    """The cells where the sides answer differently (a refused or missing cell reads None). `common` names
+    the options given once for every side (already in each side's own options), to be shown with the diff."""
     labels = [s.label for s in sides]
     if len(sides) < 2:
         raise UsageError("a diff compares two or more rulesets")
@@ -130,7 +132,11 @@ def diff(sides: list[Side], types: list[str] | None = None, op: str = "add") -> 
                 out.append(row)
                 counts[_kind(cells)] += 1
     summary = {"cells": len(names) ** 2, "differing": len(out), **counts}
-    return Diff(tuple(labels), op, names, out, tuple(s.ruleset.key for s in sides), summary)
+    shown = {}
+    for key, value in (common or {}).items():
+        opt = next(s.ruleset.options[key] for s in sides if key in s.ruleset.options)
+        shown[key] = opt.show(getattr(opt.parse(value), "name", opt.parse(value)))
+    return Diff(tuple(labels), op, names, out, tuple(s.ruleset.key for s in sides), summary, shown)
 
 
 def _kind(cells: list[tuple[str | None, bool]]) -> str:

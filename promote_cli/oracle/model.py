@@ -127,6 +127,17 @@ class Option(Record):
             raise UsageError(f"option {self.name} takes one of {', '.join(self.values)}, not {text!r}")
         return text
 
+    def words(self) -> tuple[str, ...]:
+        """The values a user can give, as typed (`true`/`false`, each choice, each dtype's canonical name);
+        none for an integer option."""
+        if self.type == "bool":
+            return ("true", "false")
+        if self.type == "int":
+            return ()
+        if self.type == "dtype":
+            return tuple(d.name for d in (self.values or tuple(dtypes.DTYPES.values())))
+        return tuple(str(v) for v in self.values)
+
     def show(self, value) -> str:
         if isinstance(value, bool):
             return "true" if value else "false"

@@ -28,8 +28,8 @@ def _fail(message: str) -> None:
 class _Progress:
     """A Rich progress bar on stderr, only when stderr is a terminal.
 
-    One large file shows its bytes; several files show how many are done ("3/10 files") and
-    their bytes. Whatever the command prints while the bar is up goes through `aside()`, which
+    One large file shows its name and bytes; several files show how many are done ("cast 3/10 files")
+    and their bytes. Every column shows something (an empty one would leave two spaces in the bar). Whatever the command prints while the bar is up goes through `aside()`, which
     takes the bar off the screen first and draws it again after, so no report or message is
     glued onto it.
     """
@@ -53,7 +53,6 @@ class _Progress:
             self.progress = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),
-                TextColumn("{task.fields[files]}"),
                 DownloadColumn(),
                 TransferSpeedColumn(),
                 TimeRemainingColumn(),
@@ -74,7 +73,7 @@ class _Progress:
         """A bar for one file of `size` bytes: a callback taking the bytes done."""
         if self.progress is None:
             return None
-        tid = self.progress.add_task(f"cast {name}", total=size, files="")
+        tid = self.progress.add_task(f"cast {name}", total=size)
         return lambda done: self.progress.update(tid, completed=done)
 
     def files_task(self, sizes: list[int]):
@@ -82,8 +81,8 @@ class _Progress:
         if self.progress is None:
             return None
         n = len(sizes)
-        tid = self.progress.add_task(f"cast {n} files", total=sum(sizes), files=files_done(0, n))
-        return lambda k: self.progress.update(tid, completed=sum(sizes[:k]), files=files_done(k, n))
+        tid = self.progress.add_task(f"cast {files_done(0, n)}", total=sum(sizes))
+        return lambda k: self.progress.update(tid, completed=sum(sizes[:k]), description=f"cast {files_done(k, n)}")
 
     @contextlib.contextmanager
     def aside(self):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -16,6 +17,14 @@ from promote_cli.errors import EXIT_USAGE
 LISTING_FORMATS = ["text", "json", "csv", "markdown", "rich"]
 
 
+def listing_format(fmt: str | None, color: str) -> formats.Format:
+    """A listing's format: as given, else rich on a terminal (fitted to its width) and text when piped or with
+    NO_COLOR, as `promote table` does."""
+    colored = color_wanted(color)
+    fmt = fmt or ("rich" if colored else "text")
+    return formats.get(fmt, color=colored, width=shutil.get_terminal_size().columns if fmt == "rich" else None)
+
+
 def _value(value) -> str:
     return json.dumps(getattr(value, "name", value), ensure_ascii=False).strip('"')
 
@@ -23,7 +32,8 @@ def _value(value) -> str:
 @click.command()
 @click.option("--framework", "-f", metavar="NAME", shell_complete=complete_framework,
               help="Only the rulesets of this framework.")
-@click.option("--format", "fmt", type=click.Choice(LISTING_FORMATS), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(LISTING_FORMATS),
+              help="Default: rich on a terminal, text when piped or with NO_COLOR.")
 @click.option("--verbose", "-v", is_flag=True,
               help="Also list each ruleset's options, its `promote expr` operators and notes (known deviations).")
 @color_option
@@ -59,7 +69,7 @@ def frameworks(framework, fmt, verbose, color):
                     literals = ", ".join(f"{k} {v}" for k, v in ex["literals"].items()) or "none"
                     details.append(f"  promote expr: {' '.join(ex['operators'])}; literals: {literals}")
                 details += [f"  - {note}" for note in r["notes"]]
-    out = formats.get(fmt, color=color_wanted(color))
+    out = listing_format(fmt, color)
     formats.emit(out.records(formats.Records("rulesets", header, records, rows, details)))
     for r in rows:
         for path in r["hides"]:
@@ -78,7 +88,8 @@ def _number(value) -> str:
 @click.command()
 @click.option("--framework", "-f", metavar="NAME[@VERSION]", shell_complete=complete_framework,
               help="Only the dtypes this framework's ruleset has.")
-@click.option("--format", "fmt", type=click.Choice(LISTING_FORMATS), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(LISTING_FORMATS),
+              help="Default: rich on a terminal, text when piped or with NO_COLOR.")
 @color_option
 def dtypes(framework, fmt, color):
     """The canonical dtype names, what each is, and the spellings accepted for it."""
@@ -91,5 +102,5 @@ def dtypes(framework, fmt, color):
     records = [[r["name"], r["kind"], str(r["bits"]), str(r["exp_bits"]), str(r["man_bits"]), _number(r["max"]),
                 "yes" if r["inf"] else "no", "yes" if r["nan"] else "no", r["doc"], " ".join(r["aliases"])]
                for r in rows]
-    out = formats.get(fmt, color=color_wanted(color))
+    out = listing_format(fmt, color)
     formats.emit(out.records(formats.Records("dtypes", header, records, rows)))

@@ -16,9 +16,7 @@ from promote_cli.cli.options import (
     parse_options,
     require_framework,
 )
-from promote_cli.errors import EXIT_OK, EXIT_USAGE, UsageError
-
-FLUSH_EVERY = 4096  # batch lines written at once
+from promote_cli.errors import UsageError
 
 
 @click.command()
@@ -56,31 +54,10 @@ def query(operands, framework, op, options, fmt, batch):
 def _batch(framework, op, opts, out) -> int:
     """Answer stdin line by line; the exit code is the worst line's (2 outranks 1)."""
     stdout = sys.stdout
-    status = EXIT_OK
-    unanswered = 0
-    pending: list[str] = []
-    # The same answer renders the same: once per canonical pair (an answer's operands are canonical),
-    # once per spelling for a line that has an error (its rendering may show the operands as written).
-    rendered = promote_cli._memo()
     stdin = getattr(sys.stdin, "buffer", sys.stdin)  # bytes: each line is decoded on its own
     try:
-        for line in promote_cli.batch(framework, stdin, op, opts):
-            ans = line.answer
-            key = (ans.a, ans.b) if ans is not None else (None if line.operands is None else ("!",) + line.operands)
-            text = rendered.get(key) if key is not None else None
-            if text is None:
-                text = out.batch_line(line)
-                if key is not None:
-                    promote_cli._remember(rendered, key, text)
-            pending.append(text)
-            status = max(status, line.status)
-            unanswered += line.status == EXIT_USAGE
-            if len(pending) >= FLUSH_EVERY:
-                stdout.write("\n".join(pending) + "\n")
-                pending.clear()
-    finally:  # whatever stops the stream (an interrupt, a bug), the answers so far are not lost
-        if pending:
-            stdout.write("\n".join(pending) + "\n")
+        status, unanswered = promote_cli.batch_write(framework, stdin, out.batch_line, stdout.write, op, opts)
+    finally:
         stdout.flush()
     if unanswered:
         click.echo(f"promote: {unanswered} line{'s' if unanswered != 1 else ''} could not be answered "

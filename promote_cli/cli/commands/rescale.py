@@ -10,7 +10,7 @@ import click
 
 import promote_cli
 from promote_cli.cli import formats
-from promote_cli.cli.options import complete_path
+from promote_cli.cli.options import color_option, color_wanted, complete_path
 from promote_cli.errors import EXIT_OK, EXIT_USAGE, PromoteError, UsageError
 
 #: the columns of the listing: (scale32, rounding)
@@ -55,8 +55,8 @@ def _records(data: dict) -> formats.Records:
 @click.option("--shift", metavar="S[,S...]", help="Shift(s), 2..62: one, or one per channel.")
 @click.option("--scale", metavar="F[,F...]",
               help="Instead of --multiplier/--shift: the scaling, normalized as the spec describes.")
-@click.option("--input-zp", type=int, default=0, show_default=True, help="Input zero point (a logical value: 128 for u8).")
-@click.option("--output-zp", type=int, default=0, show_default=True, help="Output zero point (a logical value).")
+@click.option("--input-zp", type=int, default=0, show_default=True, metavar="ZP", help="Input zero point (a logical value: 128 for u8).")
+@click.option("--output-zp", type=int, default=0, show_default=True, metavar="ZP", help="Output zero point (a logical value).")
 @click.option("--scale32/--scale16", default=True, show_default=True, help="32-bit (apply_scale_32) or 16-bit multipliers.")
 @click.option("--rounding", type=click.Choice(["single", "double", "inexact"]), default="single", show_default=True,
               help="SINGLE_ROUND, DOUBLE_ROUND or INEXACT_ROUND.")
@@ -67,11 +67,12 @@ def _records(data: dict) -> formats.Records:
 @click.option("-o", "--output", "output", metavar="OUT.npy", default=None, shell_complete=complete_path,
               help="Output file. Default: IN.TYPE.npy.")
 @click.option("--force", is_flag=True, help="Overwrite an existing output file (never the input).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv", "markdown"]), default="text",
-              show_default=True, help="The report (text, json) or the --list table (text, json, csv, markdown).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "csv", "markdown", "rich"]), default="text",
+              show_default=True, help="The report (text, json) or the --list table (text, json, csv, markdown, rich).")
 @click.option("--list", "list_", is_flag=True, help="List the type and flag combinations the spec allows, and its rules.")
+@color_option
 def rescale(input, to, multiplier, shift, scale, input_zp, output_zp, scale32, rounding, per_channel, input_unsigned,
-            output_unsigned, from_, output, force, fmt, list_):
+            output_unsigned, from_, output, force, fmt, list_, color):
     """TOSA RESCALE of a .npy file: integer multiply, add, shift, exactly as the TOSA
     reference model (and any conformant hardware) computes it.
 
@@ -85,7 +86,7 @@ def rescale(input, to, multiplier, shift, scale, input_zp, output_zp, scale32, r
     """
     try:
         if list_:
-            formats.emit(formats.get(fmt).records(_records(promote_cli.rescale_table(from_, to))))
+            formats.emit(formats.get(fmt, color=color_wanted(color)).records(_records(promote_cli.rescale_table(from_, to))))
             sys.exit(EXIT_OK)
         if fmt not in ("text", "json"):
             raise UsageError(f"--format {fmt} is for --list; a rescale reports in text or json")

@@ -12,7 +12,7 @@ from promote_cli.cli import formats
 from promote_cli.cli.options import (
     color_option,
     color_wanted,
-    complete_framework,
+    complete_side,
     framework_option,
     op_option,
     option_option,
@@ -44,7 +44,7 @@ FORMATS = ["rich", "text", "json", "csv", "markdown"]
               "(replaced atomically if it is a regular file; - for stdout); nothing else is printed.")
 @click.option("--html", "html_file", metavar="FILE", help="The same as a standalone HTML page.")
 @color_option
-@click.argument("sides", nargs=-1, metavar="[FW1 FW2 ...]", shell_complete=complete_framework)
+@click.argument("sides", nargs=-1, metavar="[FW1 FW2 ...]", shell_complete=complete_side)
 @click.pass_context
 def table(ctx, framework, diff_sides, cast_pairs, op, options, types, fmt, width, exit_code, svg_file, html_file,
           color, sides):

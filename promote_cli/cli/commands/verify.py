@@ -18,8 +18,8 @@ from promote_cli.errors import EXIT_NO
 @click.option("--recording", type=click.Path(dir_okay=False), help="Compare with a saved recording instead.")
 @click.option("--save", type=click.Path(dir_okay=False), help="Also write what the framework answered to this file.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--max-lines", default=50, show_default=True, type=click.IntRange(min=0),
-              help="Disagreements to print (text).")
+@click.option("--limit", "--max-lines", "max_lines", default=50, show_default=True, type=click.IntRange(min=0),
+              metavar="N", help="Disagreements to print (text), as check's --limit counts counterexamples.")
 def verify(framework, recording, save, fmt, max_lines):
     """Re-check a ruleset against the real framework (exit 1 on any disagreement, 2 if it is not installed).
 

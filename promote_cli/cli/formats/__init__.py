@@ -190,10 +190,21 @@ DIFF_KINDS = {"different_results": "with different results",
               "type_absent": "with a type a side lacks"}
 
 
+def diff_options(d) -> str:
+    """The options a diff gave every side (`-O`), as `KEY=VALUE, ...` ("" for none)."""
+    return ", ".join(f"{k}={v}" for k, v in getattr(d, "options", {}).items())
+
+
+def diff_head(d) -> str:
+    """What a diff compares: the sides, then the op and the options given to every side."""
+    opts = diff_options(d)
+    return f"{' vs '.join(side_heads(d))} ({d.op}{', ' + opts if opts else ''})"
+
+
 def diff_summary(d) -> str:
     """A diff in one line: the sides, the op, how many cells differ and by what kind of difference."""
     s = d.summary
-    head = f"{' vs '.join(side_heads(d))} ({d.op})"
+    head = diff_head(d)
     if not s.get("differing"):
         return one_line(f"{head}: all {s.get('cells', len(d.types) ** 2)} cells agree")
     kinds = ", ".join(f"{s[k]} {text}" for k, text in DIFF_KINDS.items() if s.get(k))

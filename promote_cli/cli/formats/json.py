@@ -33,8 +33,11 @@ class Json(Format):
         return dumps(data) + "\n"
 
     def diff(self, d) -> str:
-        return dumps({"frameworks": list(d.frameworks), "op": d.op, "types": d.types,
-                      "differences": d.differences, "versions": dict(zip(d.frameworks, d.versions)), "summary": d.summary}) + "\n"
+        data = {"frameworks": list(d.frameworks), "op": d.op, "types": d.types, "differences": d.differences,
+                "versions": dict(zip(d.frameworks, d.versions)), "summary": d.summary}
+        if d.options:
+            data["options"] = d.options  # given once for every side that has them (-O)
+        return dumps(data) + "\n"
 
     def records(self, r: Records) -> str:
         return dumps(r.data) + "\n"
@@ -68,7 +71,7 @@ class Json(Format):
     def expectations(self, report) -> str:
         return dumps({"source": report.source, "checked": len(report.checked),
                       "mismatches": [{"line": e.line, "text": e.text, "expected": e.expected, "got": e.got,
-                                      "reason": e.reason} for e in report.mismatches]}) + "\n"
+                                      "reason": e.reason, "ruleset": e.ruleset} for e in report.mismatches]}) + "\n"
 
     def check(self, x) -> str:
         return dumps(x.to_dict()) + "\n"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape as _escape
 
-from promote_cli.cli.formats import one_line, side_heads
+from promote_cli.cli.formats import diff_options, one_line, side_heads
 from promote_cli.vocab import dtypes, operands
 
 REFUSED = "refused"
@@ -64,7 +64,9 @@ def matrix_title(m) -> str:
 
 def diff_title(d) -> str:
     n = len(d.types)
-    return one_line(f"{' vs '.join(side_heads(d))}  ·  op {d.op}  ·  {len(d.differences)} of {n * n} cells differ")
+    opts = diff_options(d)
+    return one_line(f"{' vs '.join(side_heads(d))}  ·  op {d.op}" + (f"  ·  {opts}" if opts else "")
+                    + f"  ·  {len(d.differences)} of {n * n} cells differ")
 
 
 def _show(value) -> str:

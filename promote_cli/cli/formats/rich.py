@@ -7,12 +7,14 @@ import io
 from rich import box
 from rich.console import Console
 from rich.markup import escape
+from rich.padding import Padding
 from rich.table import Table
 
 from promote_cli.cli.formats import (
     REFUSED_MARKDOWN,
     Format,
     Records,
+    diff_head,
     diff_summary,
     one_line,
     shown,
@@ -78,7 +80,7 @@ class Rich(Format):
         summary = diff_summary(d) + "\n"
         if not d.differences:
             return summary
-        t = Table(title=escape(f"{' vs '.join(side_heads(d))} ({d.op})"), box=box.SIMPLE_HEAVY)
+        t = Table(title=escape(diff_head(d)), box=box.SIMPLE_HEAVY)
         for col in ("a", "b", *side_heads(d)):
             t.add_column(escape(col))
         for x in d.differences:
@@ -86,12 +88,28 @@ class Rich(Format):
         return self._render(t) + summary
 
     def records(self, r: Records) -> str:
-        t = Table(title=escape(r.title), box=box.SIMPLE_HEAVY)
-        for col in r.header:
-            t.add_column(col)
+        """A listing as a table where its cells fit the width whole; else one block per record (its first cell as
+        a heading, then each other column as `header  value`, the values wrapped), so nothing is cut or squeezed
+        into a column a word wide."""
+        width = self._console().width
+        cols = [max(len(c) for c in [col] + [row[i] for row in r.rows]) for i, col in enumerate(r.header)]
+        if sum(cols) + 3 * len(cols) + 1 <= width:
+            t = Table(title=escape(r.title), box=box.SIMPLE_HEAVY)
+            for col in r.header:
+                t.add_column(escape(col), no_wrap=True)
+            for rec in r.rows:
+                t.add_row(*[escape(c) for c in rec])
+            return self._render(t)
+        blocks = []
         for rec in r.rows:
-            t.add_row(*[escape(c) for c in rec])
-        return self._render(t)
+            grid = Table.grid(padding=(0, 2))
+            grid.add_column(style="dim", no_wrap=True)
+            grid.add_column(overflow="fold", ratio=1)
+            for col, cell in zip(r.header[1:], rec[1:]):
+                if cell:
+                    grid.add_row(escape(col), escape(cell))
+            blocks += [f"[bold]{escape(rec[0])}[/]", Padding(grid, (0, 0, 1, 2))]
+        return self._render(*blocks)
 
 
 FORMAT = Rich

@@ -110,7 +110,7 @@ class Text(Format):
         return "".join(f"{one_line(line)}\n" for line in check_lines(x))
 
     def expectations(self, report) -> str:
-        out = [f"{report.source}:{e.line}: {e.text}: got {_outcome(e.got)}"
+        out = [f"{report.source}:{e.line}: {e.text}: got {_outcome(e.got)} from {e.ruleset}"
                + (f" ({e.reason})" if e.got is None and e.reason else "") for e in report.mismatches]
         bad, n = len(report.mismatches), len(report.checked)
         out.append(f"{report.source}: {n - bad} of {n} expectations hold")
