@@ -5,8 +5,8 @@ here on NumPy (a dependency) against NumPy computed directly."""
 from __future__ import annotations
 
 import ast
-import re
 import json
+import re
 import warnings
 from pathlib import Path
 
@@ -259,9 +259,9 @@ def test_each_framework_page_quotes_its_expression_recording_truly(name):
 # --------------------------------------------------------------------------- promote verify
 
 def _verify(*args):
-    from click.testing import CliRunner  # noqa: PLC0415
+    from click.testing import CliRunner
 
-    from promote_cli.cli import main  # noqa: PLC0415
+    from promote_cli.cli import main
 
     return CliRunner().invoke(main, ["verify", *args])
 
@@ -287,7 +287,7 @@ def test_verify_names_an_expression_the_ruleset_answers_otherwise(tmp_path):
 
 
 def promote_cli_verify(*args):
-    import promote_cli  # noqa: PLC0415
+    import promote_cli
 
     return promote_cli.verify(*args)
 
@@ -324,7 +324,7 @@ def test_an_expression_recording_needs_a_ruleset_with_expression_rules(tmp_path,
 def test_live_verify_asks_the_expressions_too(monkeypatch):
     """`promote verify -f jax` with JAX installed re-asks the pairs and the whole expressions: here the
     probes answer with the committed recordings, one expression changed, and the report names it."""
-    from promote_cli.probes import jax as jax_probe  # noqa: PLC0415
+    from promote_cli.probes import jax as jax_probe
 
     pairs = json.loads((RECORDINGS / "jax-0.10.json").read_text(encoding="utf-8"))
     data = _load("jax")
@@ -337,5 +337,34 @@ def test_live_verify_asks_the_expressions_too(monkeypatch):
     assert asked == ["jax"] and not report.mismatches
     [(n, bad)] = [(n, bad) for label, n, bad in report.checks if label == "whole expressions"]
     assert n == len(data["expressions"])
-    assert bad == [f"{data['expressions'][0][0]} -O x64=false -O numpy_dtype_promotion=standard: "
-                   f"framework gives u8, promote expr gives i8"]
+    assert bad == [(f"{data['expressions'][0][0]} -O x64=false -O numpy_dtype_promotion=standard: "
+                    f"framework gives u8, promote expr gives i8")]
+
+
+def test_the_translator_knows_every_operator_of_the_syntax_and_no_other():
+    from promote_cli.vocab import operators
+
+    handled = set(expressions.BINARY) | set(expressions.UNARY) | set(expressions.COMPARE)
+    assert set(expressions.SPELLINGS) == handled
+    assert sorted(expressions.SPELLINGS.values()) == sorted(operators.BINARY + tuple(operators.UNARY.values()))
+    assert expressions.CALLS is operators.CALLS
+
+
+def test_an_expression_the_rules_cannot_evaluate_agrees_with_nothing(tmp_path):
+    """A recorded error is matched by a refusal only: a usage error of `promote expr` (here a
+    malformed expression) is a disagreement, named as such."""
+    from promote_cli.probes.recordings import compare_expressions
+
+    data = {"ruleset": "jax", "expressions": [["x:i8 +", {}, None, "SyntaxError: invalid syntax"],
+                                              ["x:i8 + 300", {}, "i8", None]]}
+    n, bad = compare_expressions(data)
+    assert n == 2 and len(bad) == 1
+    assert bad[0].startswith("x:i8 +: framework gives an error (SyntaxError: invalid syntax), "
+                             "promote expr cannot evaluate it (")
+
+
+def test_live_verify_asks_expressions_only_of_frameworks_the_expression_probe_evaluates(monkeypatch):
+    from promote_cli.probes import recordings
+
+    monkeypatch.setattr(expressions, "record", lambda name: pytest.fail(f"asked {name}"))
+    assert recordings._live_expressions("openvino") is None and recordings._live_expressions("tosa") is None

@@ -21,9 +21,9 @@ from promote_cli.probes import torch as torch_probe
 from promote_cli.probes.dtype_names import canonical, first_line, np_dtype
 from promote_cli.vocab.operands import PYTHON, RANK0, WEAK, Operand
 
-
-#: the values of a variable's elements (a rank >= 1 tensor), of a rank-0 variable, and of a
-#: bool one: small and positive, so that no outcome depends on them (no division by zero).
+#: the values of a variable's elements (a rank >= 1 tensor, weakly typed ones too), of a rank-0
+#: variable, and of a bool one: small and positive, so that no outcome depends on them (no
+#: division by zero).
 VALUES = (1, 2, 3)
 RANK0_VALUE = 2
 BOOL_VALUE = True
@@ -65,7 +65,7 @@ class Framework:
     package = ""
     probe = None
     weak = False                      # can a variable be weakly typed (``w:weak:f32``)?
-    option_sets: list = [{}]
+    option_sets: tuple = ({},)
 
     def types(self) -> set:
         """The canonical dtype names the framework has."""
@@ -133,7 +133,7 @@ class JAX(Framework):
 
     name, package, probe = "jax", jax_probe.PACKAGE, jax_probe
     weak = True
-    option_sets = [{"x64": x64, "numpy_dtype_promotion": mode} for x64 in (False, True) for mode in jax_probe.MODES]
+    option_sets = tuple({"x64": x64, "numpy_dtype_promotion": mode} for x64 in (False, True) for mode in jax_probe.MODES)
 
     def types(self):
         return set(jax_probe.TYPES)
@@ -249,12 +249,15 @@ class Paddle(Framework):
 
 class TensorFlow(Framework):
     """``dtype_conversion_mode`` (``off``: plain TensorFlow; otherwise NumPy behaviour on,
-    ``tnp.experimental_enable_numpy_behavior(dtype_conversion_mode=MODE)``); the named
-    ops are ``tf.experimental.numpy``'s."""
+    ``tnp.experimental_enable_numpy_behavior(prefer_float32=..., dtype_conversion_mode=MODE)``),
+    each with ``prefer_float32`` false, and the two modes that make WeakTensors (``safe``,
+    ``all``) with it true too (how a Python float is read); the named ops are
+    ``tf.experimental.numpy``'s."""
 
     name, package, probe = "tensorflow", tensorflow_probe.PACKAGE, tensorflow_probe
     weak = True
-    option_sets = [{"dtype_conversion_mode": mode} for mode in tensorflow_probe.MODES]
+    option_sets = (*({"dtype_conversion_mode": mode, "prefer_float32": False} for mode in tensorflow_probe.MODES),
+                   *({"dtype_conversion_mode": mode, "prefer_float32": True} for mode in ("safe", "all")))
 
     def types(self):
         return set(tensorflow_probe.TO_TF)
@@ -268,9 +271,9 @@ class TensorFlow(Framework):
         import tensorflow.experimental.numpy as tnp  # noqa: PLC0415
 
         tf.get_logger().setLevel("ERROR")
-        mode = options["dtype_conversion_mode"]
-        if mode != "off":
-            tnp.experimental_enable_numpy_behavior(dtype_conversion_mode=mode)
+        mode, prefer = options["dtype_conversion_mode"], options["prefer_float32"]
+        if mode != "off" or prefer:
+            tnp.experimental_enable_numpy_behavior(prefer_float32=prefer, dtype_conversion_mode=mode)
 
     def value(self, operand):
         import tensorflow as tf  # noqa: PLC0415

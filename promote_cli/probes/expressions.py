@@ -4,9 +4,9 @@ What is asked
     Every expression of the corpus (``expressions.txt`` beside this module) that applies to
     the framework, in the shared expression syntax (docs/architecture.md, "Expression
     recordings"): typed variables ``x:i16`` (a tensor of shape ``(3,)``), ``s:0d:f32`` (a
-    rank-0 tensor) and ``w:weak:f32`` (a weakly typed value, where the framework has them),
-    Python literals, the binary operators ``+ - * / // ** % == != < <= > >= & | ^``, unary
-    ``-`` and ``+``, parentheses, and the calls ``maximum(a, b)``, ``minimum(a, b)`` and
+    rank-0 tensor) and ``w:weak:f32`` (a weakly typed tensor of shape ``(3,)``, where the
+    framework has them), Python literals, the binary operators ``+ - * / // ** % == != <
+    <= > >= & | ^``, unary ``-`` and ``+``, parentheses, and the calls ``maximum(a, b)``, ``minimum(a, b)`` and
     ``where(c, a, b)``.  Each framework is asked under each of its option sets
     (``expression_frameworks.py``), every set in a subprocess of its own: JAX's ``x64`` and
     TensorFlow's conversion mode are process-global.
@@ -49,6 +49,7 @@ from pathlib import Path
 from promote_cli.probes.expression_frameworks import FRAMEWORKS
 from promote_cli.vocab import operands
 from promote_cli.vocab.operands import Operand
+from promote_cli.vocab.operators import CALLS
 
 #: the corpus: one expression a line, asked of every framework that has its variables' types.
 CORPUS = Path(__file__).with_name("expressions.txt")
@@ -56,9 +57,13 @@ CORPUS = Path(__file__).with_name("expressions.txt")
 #: the keys of an expression recording's header, in the order they are written.
 HEADER = ("ruleset", "package", "version", "probe", "python", "device")
 
-#: the named ops of the syntax and their arity.
-CALLS = {"maximum": 2, "minimum": 2, "where": 3}
-
+#: Python's AST node of each operator of the syntax (vocab/operators.py names them), and the
+#: function Python applies for it.
+SPELLINGS = {
+    ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Pow: "**", ast.Mod: "%",
+    ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.USub: "-x", ast.UAdd: "+x",
+    ast.Eq: "==", ast.NotEq: "!=", ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=",
+}
 BINARY = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
     ast.FloorDiv: operator.floordiv, ast.Pow: operator.pow, ast.Mod: operator.mod,
@@ -243,7 +248,8 @@ def record(name: str) -> dict:
         raise RuntimeError(f"{framework.package} is not importable here; pip install {framework.package}")
     cases = []
     for options in framework.option_sets:
-        env = dict(os.environ, **framework.environment(options))
+        # a fixed hash seed: some messages list a set's members (JAX's "Input dtypes (...)")
+        env = dict(os.environ, PYTHONHASHSEED="0", **framework.environment(options))
         proc = subprocess.run([sys.executable, "-m", "promote_cli.probes.expressions", "--worker", name,
                                json.dumps(options)], env=env, capture_output=True, text=True, check=False)
         if proc.returncode != 0:

@@ -155,8 +155,9 @@ def compare(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mism
 def compare_expressions(recording: dict, ruleset: str | None = None) -> tuple[int, list[str]]:
     """(cases checked, disagreement lines) of a recording's whole expressions (``expressions``:
     ``[expression, options, result, error]``) against `promote expr`: the same result operand, form
-    included, or a refusal where the framework raised.  UsageError when the ruleset has no
-    ``[expressions]`` rules; a rule that fails (`RuleDefect`) is raised, never counted."""
+    included, or a refusal where the framework raised; a usage error (an operator, literal or type
+    the rules lack) agrees with nothing.  UsageError when the ruleset has no ``[expressions]``
+    rules; a rule that fails (`RuleDefect`) is raised, never counted."""
     from promote_cli.expressions.evaluate import evaluate  # noqa: PLC0415 - only expression recordings need it
 
     rs = registry.load(ruleset or recording["ruleset"])
@@ -165,17 +166,17 @@ def compare_expressions(recording: dict, ruleset: str | None = None) -> tuple[in
     bad = []
     cases = recording.get("expressions", [])
     for text, options, expected, error in cases:
+        opts = " ".join(f"-O {k}={json.dumps(v).strip(chr(34))}" for k, v in options.items())
+        want = expected if expected is not None else f"an error ({error})"
         try:
             ans = evaluate(rs, text, options)
-            got, got_error = ans.result, ans.refusal
         except RuleDefect:
             raise
-        except PromoteError as exc:  # a form or operator the rules have no answer for: a refusal
-            got, got_error = None, str(exc)
-        if got != expected:
-            opts = " ".join(f"-O {k}={json.dumps(v).strip(chr(34))}" for k, v in options.items())
-            want = expected if expected is not None else f"an error ({error})"
-            said = got if got is not None else f"a refusal ({got_error})"
+        except PromoteError as exc:  # the rules cannot even evaluate it
+            bad.append(f"{text} {opts}".rstrip() + f": framework gives {want}, promote expr cannot evaluate it ({exc})")
+            continue
+        if ans.result != expected:
+            said = ans.result if ans.result is not None else f"a refusal ({ans.refusal})"
             bad.append(f"{text} {opts}".rstrip() + f": framework gives {want}, promote expr gives {said}")
     return len(cases), bad
 
