@@ -457,8 +457,9 @@ def test_the_array_api_versions_differ_on_the_named_ops_only():
 @pytest.mark.parametrize("name", ["array-api@2021.12", "array-api@2025.12"])
 def test_the_array_api_recording_is_what_array_api_strict_answers_now(name):
     """Re-asking array-api-strict (with the recorded version) gives the recording, case for case."""
-    from promote_cli.probes import array_api as array_api_probe
     from support import require_framework
+
+    from promote_cli.probes import array_api as array_api_probe
 
     require_framework(array_api_probe)
     data = _load(name)
