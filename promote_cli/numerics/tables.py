@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import functools
+import math
 
 import numpy as np
 
@@ -49,6 +50,8 @@ def _count_ranges(u: np.ndarray, ranges, top: int, sc: Scratch) -> int:
 
 # relative costs per element, in units of one compare-and-count pass
 _COST_RANGE, _COST_GATHER, _COST_BINCOUNT = 1.0, 4.0, 10.0
+# the "tagged" plan: the cost of splitting the outputs out of the tagged gather
+_COST_SPLIT = 1.0
 
 
 class Table:
@@ -62,7 +65,12 @@ class Table:
       native-width indices the cast gathers with anyway), counted; the other counters
       by ranges, rounded = the rest;
     * "bincount": a histogram of the patterns, folded through the per-pattern
-      indicators once at the end.
+      indicators once at the end;
+    * "tagged" (16-bit sources, outputs of up to 32 bits): the patterns fall in few
+      classes (distinct rows of indicators); one gather from a table of twice the output
+      width gives each output with its class number above it, so a block costs that
+      gather, a copy of the low halves into the output and one compare-and-count of the
+      tagged values per class boundary (class >= k <=> tagged >= k << output bits).
     """
 
     def __init__(self, src: str, dst: str, saturate: bool):
@@ -115,8 +123,20 @@ class Table:
         c_ranges = sum(len(runs[k]) for k in range(SLOTS) if k != resid) * _COST_RANGE
         others = [k for k in range(SLOTS) if k not in (EXACT, ROUNDED)]
         c_gather = _COST_GATHER + sum(len(runs[k]) for k in others) * _COST_RANGE
-        best = min(c_ranges, c_gather, _COST_BINCOUNT)
-        if best == c_ranges:
+        c_tagged = math.inf
+        rows, cls = np.unique(self.indicators, axis=0, return_inverse=True)
+        if n == 1 << 16 and osize <= 4 and len(rows) <= 256:
+            c_tagged = _COST_SPLIT + (len(rows) - 1) * _COST_RANGE
+        best = min(c_ranges, c_gather, _COST_BINCOUNT, c_tagged)
+        if best == c_tagged:
+            self.plan = "tagged"
+            self.class_rows = [[int(v) for v in r] for r in rows]
+            wide = np.dtype(f"u{2 * osize}")
+            self.tag_shift = 8 * osize
+            self.tagged = (self.table_bits.astype(wide)
+                           | (cls.ravel().astype(wide) << wide.type(self.tag_shift)))
+            self.tag_bounds = [wide.type(k << self.tag_shift) for k in range(1, len(rows))]
+        elif best == c_ranges:
             self.plan, self.counted, self.resid = "ranges", [k for k in range(SLOTS) if k != resid], resid
         elif best == c_gather:
             self.plan, self.counted, self.resid = "gather", others, ROUNDED
@@ -132,6 +152,9 @@ class Table:
         """Cast unsigned source patterns `xu` into unsigned output patterns `ou`."""
         m = xu.size
         idx = None
+        if self.plan == "tagged":
+            self._apply_tagged(xu, ou, acc, sc)
+            return
         if self.pairs is not None and m >= 2:
             k = m & ~1
             px = xu[:k].view(np.uint16)
@@ -147,10 +170,39 @@ class Table:
         if acc is not None:
             self.count(xu, ou, acc, sc, idx)
 
+    def _apply_tagged(self, xu: np.ndarray, ou: np.ndarray, acc, sc) -> None:
+        m = xu.size
+        idx = sc("idx", np.intp, m)
+        np.copyto(idx, xu, casting="unsafe")
+        g = sc("tagged", self.tagged.dtype, m)
+        np.take(self.tagged, idx, out=g, mode="wrap")
+        low = 0 if _LITTLE else 1
+        np.copyto(ou, g.view(ou.dtype)[low::2])
+        if acc is not None and m:
+            self._count_tagged(g, acc, sc)
+
+    def _count_tagged(self, g: np.ndarray, acc, sc) -> None:
+        m = g.size
+        bm = sc("rbool", np.bool_, m)
+        at_least = [m] + [_count(np.greater_equal(g, b, out=bm)) for b in self.tag_bounds] + [0]
+        for k, row in enumerate(self.class_rows):
+            c = at_least[k] - at_least[k + 1]
+            if c:
+                for slot, flag in enumerate(row):
+                    if flag:
+                        acc.add(slot, c)
+
     # -- the statistics
     def count(self, xu: np.ndarray, ou: np.ndarray, acc, sc, idx=None) -> None:
         m = xu.size
         if m == 0:
+            return
+        if self.plan == "tagged":
+            idx = sc("idx", np.intp, m)
+            np.copyto(idx, xu, casting="unsafe")
+            g = sc("tagged", self.tagged.dtype, m)
+            np.take(self.tagged, idx, out=g, mode="wrap")
+            self._count_tagged(g, acc, sc)
             return
         if self.plan == "bincount":
             if idx is None:
