@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import functools
-import math
 
 import numpy as np
 
@@ -73,7 +72,7 @@ class Table:
       tagged values per class boundary (class >= k <=> tagged >= k << output bits).
     """
 
-    def __init__(self, src: str, dst: str, saturate: bool):
+    def __init__(self, src: str, dst: str, saturate: bool, plan: str | None = None):
         sdt = numpy_dtype(src)
         n = 1 << (8 * sdt.itemsize)
         upat = np.arange(n, dtype=np.dtype(f"u{sdt.itemsize}"))
@@ -105,9 +104,10 @@ class Table:
             else:
                 self.pairs = (tb[second.ravel()] << wide.type(8 * osize)) | tb[first.ravel()]
             self.pair_view = wide
-        self._plan(src, osize)
+        self._plan(src, osize, plan)
 
-    def _plan(self, src: str, osize: int) -> None:
+    def _plan(self, src: str, osize: int, plan: str | None) -> None:
+        """Choose the statistics plan of least estimated cost (or the one asked for)."""
         ind = self.indicators.astype(bool)
         n = self.size
         space, top, self.sym = n, n - 1, None
@@ -123,26 +123,27 @@ class Table:
         c_ranges = sum(len(runs[k]) for k in range(SLOTS) if k != resid) * _COST_RANGE
         others = [k for k in range(SLOTS) if k not in (EXACT, ROUNDED)]
         c_gather = _COST_GATHER + sum(len(runs[k]) for k in others) * _COST_RANGE
-        c_tagged = math.inf
         rows, cls = np.unique(self.indicators, axis=0, return_inverse=True)
+        costs = {"ranges": c_ranges, "gather": c_gather, "bincount": _COST_BINCOUNT}
         if n == 1 << 16 and osize <= 4 and len(rows) <= 256:
-            c_tagged = _COST_SPLIT + (len(rows) - 1) * _COST_RANGE
-        best = min(c_ranges, c_gather, _COST_BINCOUNT, c_tagged)
-        if best == c_tagged:
-            self.plan = "tagged"
+            costs["tagged"] = _COST_SPLIT + (len(rows) - 1) * _COST_RANGE
+        if plan is None:
+            plan = min(costs, key=costs.get)
+        elif plan not in costs:
+            raise ValueError(f"no {plan!r} statistics plan for this table")
+        self.plan = plan
+        if plan == "tagged":
             self.class_rows = [[int(v) for v in r] for r in rows]
             wide = np.dtype(f"u{2 * osize}")
             self.tag_shift = 8 * osize
             self.tagged = (self.table_bits.astype(wide)
                            | (cls.ravel().astype(wide) << wide.type(self.tag_shift)))
             self.tag_bounds = [wide.type(k << self.tag_shift) for k in range(1, len(rows))]
-        elif best == c_ranges:
-            self.plan, self.counted, self.resid = "ranges", [k for k in range(SLOTS) if k != resid], resid
-        elif best == c_gather:
-            self.plan, self.counted, self.resid = "gather", others, ROUNDED
+        elif plan == "ranges":
+            self.counted, self.resid = [k for k in range(SLOTS) if k != resid], resid
+        elif plan == "gather":
+            self.counted, self.resid = others, ROUNDED
             self.exact_flags = np.ascontiguousarray(ind[:, EXACT])
-        else:
-            self.plan = "bincount"
 
     # -- the cast
     def __call__(self, x, out, acc, sc) -> None:
