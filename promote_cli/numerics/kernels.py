@@ -19,7 +19,9 @@ Kernels: sources of 8 or 16 bits go through a lookup table over every bit patter
 manipulation on integer views (f32 -> fp8 rounds to odd at bfloat16 precision, then
 looks the result up in the bf16 table, which is exact because bf16 keeps more than two
 extra bits); bf16 -> i8/i16/i32 widens to f32 (exact) and runs the f32 kernel, which
-beats the table's gather; everything else uses the reference path.
+beats the table's gather, as do i8 -> bf16 (ml_dtypes' conversion, always exact) and
+i16 -> bf16 (through f32, exact, then the f32 -> bf16 kernel); everything else uses the
+reference path.
 """
 
 from __future__ import annotations
@@ -278,6 +280,14 @@ def _i32_to_bf16(x, out, acc, sc):
     r = _f32_bits_to_bf16(f.view(np.uint32), out.view(np.uint16), sc)
     if acc is not None:
         _bf16_stats(r, x, m, acc, sc, 0, 0)
+
+
+def _i16_to_bf16(x, out, acc, sc):
+    """Through f32, which holds every i16 exactly: the f32 -> bf16 conversion and its
+    statistics (no NaN, infinity or overflow can occur)."""
+    f = sc("i2f", np.float32, x.size)
+    np.copyto(f, x, casting="unsafe")
+    _bf16_by_astype(f, out, acc, sc)
 
 
 _HALF = np.float32(0.5)
@@ -591,6 +601,16 @@ def _f32_to_int(src, dst, saturate):
 @accelerates(lambda s, d, sat: s.name == "bf16" and d.name in ("i8", "i16", "i32"))
 def _bf16_to_int(src, dst, saturate):            # faster than the table's gather
     return _bf16_widened(_float_to_small_int(dst))
+
+
+@accelerates(lambda s, d, sat: s.name == "i8" and d.name == "bf16")
+def _i8_to_bf16(src, dst, saturate):             # bf16 holds every i8 exactly
+    return _all_exact(_astype)
+
+
+@accelerates(lambda s, d, sat: s.name == "i16" and d.name == "bf16" and _ml_dtypes_bf16_agrees())
+def _i16_to_bf16_kernel(src, dst, saturate):     # faster than the table's gather
+    return _i16_to_bf16
 
 
 @accelerates(_pair("f32", "bool"))
