@@ -60,11 +60,20 @@ def test_a_malformed_expression_names_its_column_and_draws_a_caret(text, column,
     err = caught.value
     assert str(err).startswith(f"malformed expression at column {column}: {message}")
     shown, under = err.context_lines()
-    assert shown == f"  {text}".rstrip() or not text
+    assert shown == "  " + text.rstrip()
     assert under == "  " + " " * (column - 1) + carets
     code, out, stderr = run_cli("expr", text, "-f", "numpy")
     assert code == 2 and out == ""
     assert stderr.splitlines() == [f"promote: {err}", shown, under]
+
+
+@pytest.mark.parametrize("text", ["", " ", "   "])
+def test_the_drawn_lines_of_a_blank_expression_are_still_indented(text):
+    # the contract: after the one-line message come two lines that each start with two spaces
+    code, out, stderr = run_cli("expr", text, "-f", "numpy")
+    first, shown, under = stderr.splitlines()
+    assert code == 2 and out == "" and first.startswith("promote: malformed expression at column ")
+    assert shown == "  " and under.startswith("  ") and under.strip() == "^"
 
 
 @pytest.mark.parametrize("text, span, message", [
