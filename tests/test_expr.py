@@ -312,3 +312,17 @@ def test_frameworks_lists_what_promote_expr_evaluates():
     assert record["expressions"]["literals"]["long"] == "weak:i32"
     paddle = {r["ruleset"]: r for r in json.loads(run_cli("frameworks", "-f", "paddle", "--format", "json")[1])}
     assert paddle["paddle@2.6"]["expressions"] is None and paddle["paddle@3.3"]["expressions"]["operators"]
+
+
+def test_a_weak_variable_is_a_weakly_typed_tensor_as_recorded():
+    # the probe makes `w:weak:T` a (3,) tensor with JAX's weak_type; where the result stops being weak it is a
+    # tensor, not a rank-0 one (the recording says f16, not 0d:f16)
+    recorded = json.loads((ROOT / "tests" / "data" / "recordings" / "expr-jax.json").read_text())["expressions"]
+    cases = [(text, options, result) for text, options, result, _ in recorded
+             if "w:weak:" in text and "0d:" in text and result is not None and not result.startswith("weak:")]
+    assert cases
+    for text, options, result in cases:
+        assert promote_cli.expr(text, "jax", options).result == result, text
+        assert not result.startswith("0d:"), text
+    weak = [s for s in promote_cli.expr("w:weak:f32 + s:0d:f16", "jax").steps() if s.source == "w:weak:f32"]
+    assert [s.operand for s in weak] == ["weak:f32"]
