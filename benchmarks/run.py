@@ -1,4 +1,5 @@
-"""`promote query` against its references, in one run: start-up and `--batch` throughput.
+"""Every target against its reference, in one run: `promote query` start-up and `--batch` throughput,
+`promote cast` in memory, on files, and on a large file (the cast targets: `cast_targets.py`).
 
 Each target runs next to its reference, alternately, in fresh processes (`time.perf_counter` around the
 process, output to /dev/null; peak RSS of that process from `os.wait4`); the medians and their ratio
@@ -21,6 +22,7 @@ Targets:
   distinct   `promote query --batch -f paddle --op /` on N textually distinct lines (aliases, letter case,
              `0d:` / `weak:` / `?` forms, spacing, a trailing comment)  vs  the numpy loop on the same
              pairs; also the peak RSS
+  cast-pairs, cast-f16, cast-bf16, cast-f8e4m3, cast-2g   see cast_targets.py
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ for line in sys.stdin:
 """
 
 TARGETS = {"startup": 1.2, "repeated": 0.33, "distinct": 0.67}
+CAST_TARGETS = ("cast-pairs", "cast-f16", "cast-bf16", "cast-f8e4m3", "cast-2g")   # cast_targets.py
 #: start-up without a usable cache: the first run, the cache off, a cache directory that cannot be written
 STARTUP_INFO = {"startup-cold": 1.2, "startup-nocache": 1.2, "startup-unwritable": 1.2}
 QUERY = ["query", "i8", "u8", "-f", "openvino", "-O", "promote_unsafe=true"]
@@ -196,19 +199,25 @@ def machine() -> str:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", action="append", choices=sorted(TARGETS), help="run only these (repeatable)")
+    parser.add_argument("--only", action="append", choices=sorted(TARGETS) + list(CAST_TARGETS),
+                        help="run only these (repeatable)")
     parser.add_argument("--rounds", type=int, default=21, help="start-up runs of each side (default 21)")
     parser.add_argument("--batch-rounds", type=int, default=3, help="batch runs of each side (default 3)")
     parser.add_argument("--lines", type=int, default=1_000_000, help="batch lines (default 1M)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--json", help="also write the figures to this file")
     parser.add_argument("--promote", help="the `promote` command to measure (default: the one beside this Python)")
+    parser.add_argument("--cast-rounds", type=int, default=5, help="rounds of each cast comparison (default 5)")
+    parser.add_argument("--cast-elements", type=int, default=1 << 24, help="elements per in-memory cast (default 16Mi)")
+    parser.add_argument("--cast-mib", type=int, default=256, help="file size of the file-cast targets (default 256)")
+    parser.add_argument("--big-mib", type=int, default=2048, help="file size of cast-2g (default 2048)")
+    parser.add_argument("--dir", help="directory for the cast targets' scratch files (default: a temporary one)")
     parser.add_argument("--wheel", action="store_true",
                         help="also measure start-up from a wheel of this checkout in a fresh venv (pip installs it)")
     parser.add_argument("--no-startup-info", action="store_true",
                         help="measure only the start-up target (not the first run, the cache off, nor an unwritable cache)")
     args = parser.parse_args(argv)
-    only = args.only or list(TARGETS)
+    only = args.only or list(TARGETS) + list(CAST_TARGETS)
     promote = args.promote.split() if args.promote else promote_command()
     results = {"machine": machine(), "lines": args.lines}
     print(results["machine"])
@@ -230,6 +239,11 @@ def main(argv=None) -> int:
                                     [sys.executable, "-c", NUMPY_LOOP], args.batch_rounds, ours_in, ref_in)
             _show(name, results[name], f"--batch -f {framework} --op {op}", "numpy loop", ms=False,
                   lines=args.lines)
+        if any(t in only for t in CAST_TARGETS):
+            import cast_targets
+
+            results.update(cast_targets.run(only, promote, rounds=args.cast_rounds, elements=args.cast_elements,
+                                            file_mib=args.cast_mib, big_mib=args.big_mib, directory=args.dir))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     if args.json:

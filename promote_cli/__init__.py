@@ -25,7 +25,6 @@ parses, calls and renders.
 from __future__ import annotations
 
 from promote_cli.errors import PromoteError, Refusal, RuleDefect, RuleFileError, UsageError
-from promote_cli.oracle.engine import Answer
 from promote_cli.records import Record
 from promote_cli.vocab.dtypes import DTYPES, DType, aliases, lookup
 from promote_cli.vocab.operands import Operand
@@ -473,6 +472,10 @@ def interrupted_by() -> tuple[type[BaseException], ...]:
 
 
 def __getattr__(name: str):
+    if name == "Answer":  # the engine: not loaded by commands that answer no query (cast, rescale)
+        from promote_cli.oracle.engine import Answer
+
+        return Answer
     # The numeric parts load numpy and ml_dtypes: only on first use.
     if name == "cast_array":
         from promote_cli.numerics.cast import cast_array

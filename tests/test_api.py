@@ -135,6 +135,28 @@ def test_every_cli_command_has_its_api_function():
             assert callable(promote_cli.rescale_file) and callable(promote_cli.rescale_array)
         else:
             assert callable(getattr(promote_cli, name)), name
-    lazy = {"cast_array", "cast_file", "rescale_array", "rescale_file", "rescale_table", "BatchLine"}
+    lazy = {"Answer", "cast_array", "cast_file", "rescale_array", "rescale_file", "rescale_table", "BatchLine"}
     assert set(promote_cli.__all__) <= set(dir(promote_cli)) | lazy
+    assert all(getattr(promote_cli, name) is not None for name in lazy)
+
+
+def test_a_cast_loads_no_query_engine(tmp_path):
+    """`promote cast` answers no query: the rule engine and its model stay unloaded."""
+    import subprocess
+    import sys
+
+    import numpy as np
+
+    np.save(tmp_path / "a.npy", np.ones(3, np.float32))
+    code = (
+        "import sys\n"
+        "from promote_cli.cli import main\n"
+        "try:\n"
+        "    main(['cast', sys.argv[1], '--to', 'f16'])\n"
+        "except SystemExit as e:\n"
+        "    assert not e.code, e.code\n"
+        "print(sorted(m for m in sys.modules if m.startswith('promote_cli.oracle')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tmp_path / "a.npy")], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "[]", out.stdout
 

@@ -424,6 +424,49 @@ def test_threaded_casting_writes_the_same_file(tmp_path, weights, threads):
     assert rep.stats == {k: int(v) for k, v in st.as_dict().items()}
 
 
+@pytest.mark.parametrize("threads", [None, 1, 2])
+def test_big_casts_split_chunks_over_threads(tmp_path, threads):
+    """A file of many chunks, each large enough for `cast_array` to split over threads,
+    cast with the default threads, one, or two chunks at a time: the same bytes and
+    statistics as one cast of the whole array."""
+    from promote_cli.numerics import cast as numcast
+
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(3 * numcast.PARALLEL_MIN + 12345) * 3e4).astype(np.float32)
+    x[::1001] = np.nan
+    p = tmp_path / "big.npy"
+    np.save(p, x)
+    out = tmp_path / "big.f16.npy"
+    rep = castfile.cast_file(p, out, to="f16", chunk_bytes=4 * numcast.PARALLEL_MIN, threads=threads)
+    want, st = tosa_cast.cast_array(x, "f16", src="f32", threads=1)
+    assert _bits(npyio.read_npy(out)) == _bits(want)
+    assert rep.stats == {k: int(v) for k, v in st.as_dict().items()}
+
+
+def test_writeback_is_started_as_output_is_written(tmp_path, monkeypatch):
+    """Every WRITEBACK_BYTES of output, the kernel is asked to start writing it back (a hint:
+    its failure changes nothing); the ranges follow each other from the start of the data."""
+    calls = []
+
+    def fadvise(fd, offset, length, advice):
+        calls.append((offset, length, advice))
+        raise OSError(22, "not supported here")
+
+    monkeypatch.setattr(castfile.os, "posix_fadvise", fadvise, raising=False)
+    monkeypatch.setattr(castfile, "_FADV", 4)
+    monkeypatch.setattr(castfile, "WRITEBACK_BYTES", 3000)
+    x = np.arange(20000, dtype=np.float32)
+    p = tmp_path / "a.npy"
+    np.save(p, x)
+    out = tmp_path / "a.f16.npy"
+    castfile.cast_file(p, out, to="f16", chunk_bytes=4096)
+    assert np.array_equal(npyio.read_npy(out), x.astype(np.float16))
+    assert calls and all(advice == 4 and length >= 3000 for _, length, advice in calls)
+    head = out.stat().st_size - x.size * 2                  # the data follows the header
+    assert [o for o, _, _ in calls] == [head] + [o + n for o, n, _ in calls[:-1]]
+    assert calls[-1][0] + calls[-1][1] <= out.stat().st_size
+
+
 def test_cast_array_into_a_given_buffer(weights):
     _, x = weights
     want, st = tosa_cast.cast_array(x, "bf16", src="f32")
@@ -433,6 +476,129 @@ def test_cast_array_into_a_given_buffer(weights):
     assert _bits(got) == _bits(want) and st2.as_dict() == st.as_dict()
     with pytest.raises(Exception):
         tosa_cast.cast_array(x, "bf16", src="f32", out=np.empty(x.size + 1, numpy_dtype("bf16")))
+
+
+# --------------------------------------------------------------------------- casts split between two processes
+
+
+def _split_everything(monkeypatch):
+    forks = []
+    real_fork = os.fork
+
+    def fork():
+        pid = real_fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(castfile, "SPLIT_MIN_BYTES", 0)
+    monkeypatch.setattr(castfile.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    monkeypatch.setattr(castfile.os, "fork", fork)
+    return forks
+
+
+@pytest.mark.parametrize("to", ["f16", "bf16", "f8e4m3", "i8"])
+@pytest.mark.parametrize("layout", ["C", "F", ">f4"])
+def test_a_large_cast_is_split_between_two_processes(tmp_path, monkeypatch, to, layout):
+    """A default cast of a large file: the second half is cast by a forked process writing into
+    the same temporary file; the file and the statistics are those of a cast in one thread
+    (byte-swapped and Fortran-order inputs too, an odd number of chunks)."""
+    forks = _split_everything(monkeypatch)
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal((301, 117)) * 3e4).astype(np.float32)
+    x[::7, ::5] = np.nan
+    if layout == "F":
+        x = np.asfortranarray(x)
+    elif layout == ">f4":
+        x = x.astype(">f4")
+    p = tmp_path / "w.npy"
+    np.save(p, x)
+    progress = []
+    rep = castfile.cast_file(p, tmp_path / "split.npy", to=to, chunk_bytes=4000, progress=progress.append)
+    assert len(forks) == 1
+    one = castfile.cast_file(p, tmp_path / "one.npy", to=to, chunk_bytes=4000, threads=1)
+    assert len(forks) == 1
+    assert (tmp_path / "split.npy").read_bytes() == (tmp_path / "one.npy").read_bytes()
+    assert rep.stats == one.stats and rep.bytes_out == one.bytes_out
+    want, st = tosa_cast.cast_array(np.ascontiguousarray(x).astype(np.float32), to, src="f32")
+    assert _bits(np.ascontiguousarray(npyio.read_npy(tmp_path / "split.npy"))) == _bits(want)
+    assert rep.stats == {k: int(v) for k, v in st.as_dict().items()}
+    assert progress == sorted(progress) and progress[-1] == x.nbytes
+
+
+def test_a_failing_helper_process_fails_the_cast(tmp_path, monkeypatch):
+    """The helper cannot write (a full disk): the cast fails with one message, exit 2, and
+    leaves no output and no temporary file."""
+    _split_everything(monkeypatch)
+
+    def full(fd, data, offset):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(castfile, "_pwrite", full)
+    p = tmp_path / "w.npy"
+    np.save(p, np.arange(50000, dtype=np.float32))
+    from promote_cli.errors import UsageError
+
+    with pytest.raises(UsageError) as e:
+        castfile.cast_file(p, tmp_path / "o.npy", to="f16", chunk_bytes=4000)
+    assert e.value.exit_code == 2 and "o.npy: cannot write output: No space left on device" in str(e.value)
+    assert sorted(os.listdir(tmp_path)) == ["w.npy"]
+
+
+def test_an_interrupted_split_cast_leaves_nothing(tmp_path):
+    """SIGINT or SIGTERM during a split cast: the helper is killed and reaped before the
+    temporary file is removed; no output, nothing left behind."""
+    import signal
+    import time
+
+    p = tmp_path / "w.npy"
+    np.save(p, np.linspace(-1e5, 1e5, 1 << 21, dtype=np.float32))
+    code = textwrap.dedent(
+        """
+        import sys
+        from promote_cli.arrayio import castfile
+        castfile.SPLIT_MIN_BYTES = 0
+        castfile.os.sched_getaffinity = lambda pid: {0, 1}
+        from promote_cli.arrayio import npy
+        npy.DEFAULT_CHUNK_BYTES = 1 << 14
+        from promote_cli.cli import run
+        sys.argv[0] = "promote"
+        run()
+        """
+    )
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        proc = subprocess.Popen([sys.executable, "-c", code, "cast", str(p), "--to", "f16"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            if any(".promote-tmp-" in n for n in os.listdir(tmp_path)):
+                break
+            time.sleep(0.005)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode in (0, 130, 143, -sig), err
+        assert b"Traceback" not in err and len(err.splitlines()) <= 1, err
+        left = sorted(os.listdir(tmp_path))
+        assert left in (["w.npy"], ["w.f16.npy", "w.npy"]), left
+        if proc.returncode == 0:
+            assert np.load(tmp_path / "w.f16.npy").shape == (1 << 21,)
+            os.unlink(tmp_path / "w.f16.npy")
+
+
+def test_a_cast_with_no_process_to_be_had_is_done_in_one(tmp_path, monkeypatch):
+    """fork fails (no memory, too many processes): the whole file is cast in this process."""
+    _split_everything(monkeypatch)
+
+    def no_fork():
+        raise OSError(11, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(castfile.os, "fork", no_fork)
+    x = np.arange(50000, dtype=np.float32)
+    np.save(tmp_path / "w.npy", x)
+    rep = castfile.cast_file(tmp_path / "w.npy", tmp_path / "o.npy", to="f16", chunk_bytes=4000)
+    assert np.array_equal(npyio.read_npy(tmp_path / "o.npy"), x.astype(np.float16))
+    assert rep.stats["exact"] + rep.stats["rounded"] == x.size
+    assert sorted(os.listdir(tmp_path)) == ["o.npy", "w.npy"]
 
 
 @pytest.mark.parametrize("args, said", [

@@ -339,7 +339,9 @@ def test_jobs_is_bounded(tmp_path, monkeypatch):
             asked.append(max_workers)
             raise RuntimeError("recorded")
 
-    monkeypatch.setattr(castfile, "ProcessPoolExecutor", Recorder)
+    import concurrent.futures
+
+    monkeypatch.setattr(concurrent.futures, "ProcessPoolExecutor", Recorder)
     try:
         outcomes = list(castfile.cast_files([str(f) for f in files], to="f16", jobs=10**12))
     except RuntimeError:  # a pool was asked for: how big?

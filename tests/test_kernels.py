@@ -7,10 +7,13 @@ boundaries of every output format, rounding ties, subnormals, seeded random valu
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
 from promote_cli.numerics import blocks, kernels
+from promote_cli.numerics import cast as cast_mod
 from promote_cli.numerics.cast import cast_array
 from promote_cli.numerics.legality import EXTENDED_TYPES, LEGAL
 from promote_cli.numerics.reference import classify, reference_cast
@@ -153,3 +156,114 @@ def test_32_bit_kernels_on_every_high_half(src):
         if s == src:
             bad += _disagreements(x, src, dst, saturate, mode)
     assert not bad, "\n".join(bad)
+
+
+def _dominated_blocks(src: str) -> np.ndarray:
+    """Whole blocks of one kind of value, where kernels switch from counting a few
+    elements by index to whole-block passes: tiny magnitudes (f16 subnormals, zeros),
+    NaN/infinity/overflow, then a block where they are few."""
+    rng = np.random.default_rng(7)
+    n = blocks.BLOCK
+    if src == "f32":
+        tiny = rng.integers(0, 0x3880_0000, n, dtype=np.uint32)                 # below 2**-14
+        huge = rng.integers(0x4780_0000, 0x8000_0000, n, dtype=np.uint32)       # 65536 .. NaN
+        mixed = rng.integers(0x3880_0000, 0x4780_0000, n, dtype=np.uint32)       # f16 normals
+        mixed[:4096] = np.arange(0x387F_F000, 0x3880_0000, dtype=np.uint32)   # some round up to 2**-14
+        sign = rng.integers(0, 2, 3 * n, dtype=np.uint32) << np.uint32(31)
+        return (np.concatenate([tiny, huge, mixed]) | sign).view(np.float32)
+    info = np.iinfo(np.int32)
+    small = rng.integers(-70000, 70000, n, dtype=np.int32)
+    huge = rng.integers(info.min, info.max, n, dtype=np.int32, endpoint=True)
+    return np.concatenate([small, huge, np.zeros(n, np.int32)])
+
+
+@pytest.mark.parametrize("src", ["f32", "i32"])
+def test_32_bit_kernels_on_dominated_blocks(src):
+    x = _dominated_blocks(src)
+    bad = []
+    for s, dst, saturate, mode in TRIPLES:
+        if s == src:
+            bad += _disagreements(x, src, dst, saturate, mode)
+    assert not bad, "\n".join(bad)
+
+
+PARALLEL_PAIRS = [("f32", "f16"), ("f32", "bf16"), ("f32", "f8e4m3"), ("f32", "i8"), ("bf16", "f32"),
+                  ("f16", "f8e5m2"), ("i8", "f32"), ("i32", "i16"), ("i64", "bool"), ("bool", "i32")]
+
+
+@pytest.mark.parametrize("src,dst", PARALLEL_PAIRS)
+def test_threads_change_nothing(inputs, src, dst):
+    """A large array is cast by several threads taking runs of blocks: the output and the
+    statistics are those of one thread, and of the reference."""
+    base = inputs[src]
+    n = cast_mod.PARALLEL_MIN + 3 * blocks.BLOCK + 5          # a last run that is short
+    x = np.resize(base, n)
+    y1, s1 = cast_array(x, dst, src=src, threads=1)
+    for threads in (2, 3):
+        y, s = cast_array(x, dst, src=src, threads=threads)
+        assert (_bits(y) == _bits(y1)).all() and s == s1, threads
+    want = reference_cast(x, src, dst, False)
+    assert (_bits(y1) == _bits(want)).all()
+    assert s1 == stats_of_classes(*classify(x, want, src, dst, False))
+
+
+def test_a_failing_block_fails_the_cast(monkeypatch):
+    """An error in any thread's block is raised to the caller once every thread stopped."""
+    from promote_cli.numerics import cast as cm
+
+    def kernel(x, out, acc, sc):
+        if x[0] == 7:
+            raise ValueError("boom")
+        out[...] = 0
+
+    monkeypatch.setattr(cm, "kernel_for", lambda *a: kernel)
+    x = np.zeros(cm.PARALLEL_MIN * 2, np.int32)
+    x[cm.PARALLEL_MIN + blocks.BLOCK] = 7
+    with pytest.raises(ValueError, match="boom"):
+        cm.cast_array(x, "i8", threads=2)
+
+
+def test_histogram_counts_merge():
+    """Counts of parts of one cast merged (histogram plans included) equal the whole's."""
+    from promote_cli.numerics.stats import Counts
+    from promote_cli.numerics.tables import Table
+
+    t = Table("f16", "f8e4m3", False)
+    t.plan = "bincount"
+    x = np.arange(1 << 16, dtype=np.uint16)
+    y = np.empty(x.size, np.uint8)
+    whole, a, b = Counts(), Counts(), Counts()
+    sc = blocks.Scratch(x.size)
+    t.apply(x, y, whole, sc)
+    t.apply(x[:1000], y[:1000], a, sc)
+    t.apply(x[1000:], y[1000:], b, sc)
+    a.merge(b)
+    assert a.result() == whole.result()
+    assert b.result() != whole.result()
+
+
+def test_a_forked_child_casts_with_helpers_of_its_own():
+    """After the parent's helper threads were started, a forked child (a worker process
+    of a many-file cast) still casts large arrays in parallel: it starts its own."""
+    x = np.arange(2 * cast_mod.PARALLEL_MIN, dtype=np.float32)
+    want, st = cast_array(x, "f16", threads=2)              # the parent's helpers exist now
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                            # pragma: no cover - the child
+        try:
+            y, s = cast_array(x, "f16", threads=2)
+            ok = bool((y.view(np.uint16) == want.view(np.uint16)).all() and s == st)
+            os.write(w, b"1" if ok else b"0")
+        finally:
+            os._exit(0)
+    import select
+    import signal
+
+    os.close(w)
+    ready, _, _ = select.select([r], [], [], 120)             # a child waiting on no helper hangs
+    got = os.read(r, 1) if ready else b"hung"
+    os.close(r)
+    if not ready:
+        os.kill(pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    assert got == b"1"

@@ -10,7 +10,8 @@ case variants that reach one file are caught.
 (`npyio.NpyInput`) a chunk at a time (`npyio.ChunkReader`), casts each chunk with
 `numerics.cast.cast_array`, adds up the statistics and writes the output atomically
 (`npyio.atomic_output`), so memory stays bounded whatever the file size and an
-interrupted cast leaves no partial output. `cast_file` plans and does one file;
+interrupted cast leaves no partial output. A large file on two CPUs is cast in halves,
+the second by a forked process (`_HalfCaster`). `cast_file` plans and does one file;
 `run_plan` and `cast_files` do several in worker processes and hand the results back
 in input order.
 """
@@ -21,7 +22,6 @@ import os
 import stat
 import time
 from collections import deque
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor, wait
 from contextlib import nullcontext as _nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,14 +47,19 @@ MAX_JOBS = 64
 #: The most casting threads in one file cast.
 MAX_THREADS = 64
 
+#: Written output is handed to the kernel's writeback in steps of this many bytes.
+WRITEBACK_BYTES = 16 << 20
+
+# POSIX_FADV_DONTNEED on dirty pages starts their writeback (Linux) without waiting for it.
+_FADV = getattr(os, "POSIX_FADV_DONTNEED", None)
+
 #: Casts smaller than this never show a progress bar.
 PROGRESS_MIN_BYTES = 64 << 20
 
 
 def _default_threads() -> int:
-    # One: measured on 2 CPUs, a second casting thread sped f32 -> f16 up by ~15% and
-    # slowed f32 -> bf16 / fp8 down by as much (the reading and writing threads, the
-    # fsync and the GIL share the CPUs).
+    # Chunks converted at a time: one (measured on 2 CPUs: a second casting thread is no
+    # faster; numpy keeps the GIL in much of a kernel, see numerics.cast.default_threads).
     return 1
 
 
@@ -268,7 +273,9 @@ def cast_file(
     input. `progress`, if given, is called with the number of input bytes done after
     each chunk. `chunk_bytes` bounds the input bytes cast at a time
     (default `npyio.DEFAULT_CHUNK_BYTES`). `threads` > 1 casts that many chunks at a
-    time in threads (default 1: casting in this thread while others read and write).
+    time, one thread each; 1 casts in this thread alone; the default casts each chunk with
+    `numerics.cast.default_threads()` threads while other threads read and write, and a
+    file of `SPLIT_MIN_BYTES` or more in two halves at once (a forked process, two CPUs).
     Returns a `CastReport` with the element statistics.
     """
     _check_options(to, mode)
@@ -324,7 +331,9 @@ def _cast_open(f, job, to, from_, mode, saturate, chunk_bytes, threads, progress
     numcast.check_pair(source.canonical, to, mode=mode)
     if saturate and mode != "extended":
         raise UsageError("--saturate is only meaningful with --mode extended (TOSA fixes overflow behaviour)")
-    kw = dict(src=source.canonical, mode=mode, saturate=saturate, stats=True)
+    # Default: one converting thread, each chunk cast as `cast_array` casts by default; an explicit
+    # `threads` (1 in worker processes) is the whole cast's thread count.
+    kw = dict(src=source.canonical, mode=mode, saturate=saturate, stats=True, threads=None if threads is None else 1)
 
     def convert(chunk, out, first):
         return numcast.cast_array(chunk, to, out=out, **kw)[1]
@@ -384,70 +393,240 @@ def _convert_open(f, job, source, out_dtype, convert, chunk_bytes, threads, prog
     """Stream the open input `f` through `convert` into the job's output: (statistics, bytes written)."""
     header = f.header
     head = npyio.header_bytes(header.shape, header.fortran_order, out_dtype)
-    reader = npyio.ChunkReader(header, source, chunk_bytes=chunk_bytes or npyio.DEFAULT_CHUNK_BYTES, fd=f.fd)
+    chunk_bytes = chunk_bytes or npyio.DEFAULT_CHUNK_BYTES
+    reader = npyio.ChunkReader(header, source, chunk_bytes=chunk_bytes, fd=f.fd)
+    with npyio.atomic_output(job.output, target=job.target, protect=(job.source,)) as fp:
+        fp.write(head)
+        split = _split_at(header, reader.chunk_elems, threads)
+        helper = None
+        if split is not None:
+            # Before any thread of ours starts: a forked process casts the second half.
+            try:
+                helper = _HalfCaster(f, header, source, out_dtype, convert, chunk_bytes, split, fp.fileno(),
+                                     len(head), job.output)
+            except OSError:  # no process to be had: cast it all here
+                helper = None
+        if helper is None:
+            return _convert_range(f, reader, fp, len(head), out_dtype, convert, threads, progress)
+        try:
+            first = npyio.ChunkReader(header, source, chunk_bytes=chunk_bytes, fd=f.fd, stop=split)
+            total, written = _convert_range(f, first, fp, len(head), out_dtype, convert, 1, progress)
+            theirs, their_bytes = helper.result()
+        except BaseException:
+            helper.stop()
+            raise
+        if progress is not None:
+            progress(header.count * header.dtype.itemsize)
+        return (theirs if total is None else total if theirs is None else total + theirs), written + their_bytes
+
+
+#: A default file cast of at least this many input bytes is split in two halves, the second one cast by a
+#: forked process (numpy keeps the GIL in much of a kernel: threads would not run at once).
+SPLIT_MIN_BYTES = 64 << 20
+
+
+def _split_at(header, chunk_elems: int, threads) -> int | None:
+    """Where a cast is split between this process and a helper (an element index), or None."""
+    if threads is not None or not hasattr(os, "fork") or header.nbytes < SPLIT_MIN_BYTES:
+        return None
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cpus = os.cpu_count() or 1
+    nchunks = -(-header.count // chunk_elems)
+    if cpus < 2 or nchunks < 2:
+        return None
+    return (nchunks // 2) * chunk_elems
+
+
+# os.pwrite, by a name of this module's own (tests simulate a full disk with it).
+_pwrite = os.pwrite
+
+
+class _HalfCaster:
+    """A forked process that casts the elements `split`... of the open input into the output's
+    temporary file (positioned writes after the header and the first half), and hands back its
+    statistics and byte count, or its error, through a pipe. It ignores SIGINT (the parent acts
+    on it) and dies on SIGTERM; it never names, removes or renames a file: the parent's atomic
+    output does that once the helper is done, or kills it (`stop`) on the way out."""
+
+    def __init__(self, f, header, source, out_dtype, convert, chunk_bytes, split, out_fd, head_len, output):
+        import signal
+
+        rfd, wfd = os.pipe()
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(rfd)
+            os.close(wfd)
+            raise
+        if pid == 0:  # pragma: no cover - the helper process (covered through its results)
+            code = 0
+            try:
+                os.close(rfd)
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+                result = ("ok",) + self._cast(f, header, source, out_dtype, convert, chunk_bytes, split, out_fd,
+                                              head_len, output)
+            except PromoteError as e:
+                result, code = ("error", str(e), e.exit_code), 1
+            except OSError as e:
+                result, code = ("error", f"{output}: cannot write output: {os_message(e)}", 2), 1
+            except BaseException as e:  # noqa: BLE001 - reported by the parent, one line
+                result, code = ("error", f"{output}: {type(e).__name__}: {e}", 2), 1
+            try:
+                import pickle
+
+                data = memoryview(pickle.dumps(result))
+                while data:
+                    data = data[os.write(wfd, data):]
+            finally:
+                os._exit(code)
+        os.close(wfd)
+        self.pid, self.rfd, self.output = pid, rfd, output
+
+    @staticmethod
+    def _cast(f, header, source, out_dtype, convert, chunk_bytes, split, out_fd, head_len, output) -> tuple:
+        # the same pipeline as the parent's (reading and writing threads of its own), writing at its place
+        reader = npyio.ChunkReader(header, source, chunk_bytes=chunk_bytes, fd=f.fd, start=split)
+        sink = _PositionedSink(out_fd, head_len + split * out_dtype.itemsize)
+        return _convert_range(f, reader, sink, 0, out_dtype, convert, 1, None)
+
+    def result(self) -> tuple:
+        """(statistics, bytes written) once the helper is done; its error raised here. Waits in short
+        steps, so that a signal acts promptly."""
+        import pickle
+        import select
+
+        got = []
+        while True:
+            ready, _, _ = select.select([self.rfd], [], [], 0.05)
+            npyio.check_interrupted()
+            if ready:
+                b = os.read(self.rfd, 1 << 16)
+                if not b:
+                    break
+                got.append(b)
+        os.close(self.rfd)
+        self.rfd = None
+        _, status = os.waitpid(self.pid, 0)
+        self.pid = None
+        if not got:
+            raise UsageError(f"{self.output}: the casting process ended without a result "
+                             f"(exit status {os.waitstatus_to_exitcode(status)}); nothing written")
+        result = pickle.loads(b"".join(got))
+        if result[0] != "ok":
+            _, message, exit_code = result
+            err = UsageError(message)
+            err.exit_code = exit_code
+            raise err
+        return result[1], result[2]
+
+    def stop(self) -> None:
+        """Kill the helper (if still there) and reap it: nothing writes to the output after this."""
+        import signal
+
+        if self.pid is not None:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+            except OSError:
+                pass
+            os.waitpid(self.pid, 0)
+            self.pid = None
+        if self.rfd is not None:
+            os.close(self.rfd)
+            self.rfd = None
+
+
+class _PositionedSink:
+    """A file object writing with `os.pwrite` from `base` on (the helper's part of the output)."""
+
+    def __init__(self, fd: int, base: int):
+        self.fd, self.base, self.offset = fd, base, base
+
+    def write(self, data) -> int:
+        data = memoryview(data).cast("B")
+        total = len(data)
+        while data:
+            n = _pwrite(self.fd, data, self.offset)
+            if n <= 0:  # a write that makes no progress would loop forever
+                import errno
+
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            data, self.offset = data[n:], self.offset + n
+        return total
+
+    def fileno(self) -> int:
+        return self.fd
+
+
+def _convert_range(f, reader, fp, head_len, out_dtype, convert, threads, progress) -> tuple:
+    """Convert the reader's elements, writing them to `fp` (just after what it holds): (statistics,
+    bytes written, header included)."""
+    header = f.header
     total = None
     done = 0
     item = header.dtype.itemsize
-    with npyio.atomic_output(job.output, target=job.target, protect=(job.source,)) as fp:
-        fp.write(head)
-        written = len(head)
-        nchunks = -(-header.count // reader.chunk_elems)
-        if nchunks <= 1:
-            # One chunk (a small file): no threads to start, nothing to overlap.
-            for chunk in reader:
-                npyio.check_interrupted()
-                y = np.empty(chunk.size, out_dtype)
-                total = convert(chunk, y, 0)
-                fp.write(y.view(np.uint8))
-                written += y.nbytes
-                done += chunk.size * item
+    written = head_len
+    nchunks = -(-(reader.stop - reader.start) // reader.chunk_elems)
+    if nchunks <= 1:
+        # One chunk (a small file): no threads to start, nothing to overlap.
+        for chunk in reader:
+            npyio.check_interrupted()
+            y = np.empty(chunk.size, out_dtype)
+            total = convert(chunk, y, reader.start)
+            fp.write(y.view(np.uint8))
+            written += y.nbytes
+            done += chunk.size * item
+            if progress is not None:
+                progress(done)
+    else:
+        # Reading (a thread inside the reader), converting (here, or `threads` threads
+        # taking turns by chunk) and writing (a thread) overlap: file I/O and most numpy
+        # loops release the GIL. Buffers are reused: nothing is allocated per chunk.
+        threads = max(1, min(threads or _default_threads(), nchunks, MAX_THREADS))
+        with _Writer(fp, min(header.count, reader.chunk_elems), out_dtype, pool=threads + 2) as writer:
+            pending: deque = deque()
+
+            def finish() -> None:
+                nonlocal total, done
+                fut, buf, n = pending.popleft()
+                st = fut.result() if threads > 1 else fut
+                if st is not None:
+                    total = st if total is None else total + st
+                writer.put(buf)
+                done += n * item
                 if progress is not None:
                     progress(done)
-        else:
-            # Reading (a thread inside the reader), converting (here, or `threads` threads
-            # taking turns by chunk) and writing (a thread) overlap: file I/O and most numpy
-            # loops release the GIL. Buffers are reused: nothing is allocated per chunk.
-            threads = max(1, min(threads or _default_threads(), nchunks, MAX_THREADS))
-            with _Writer(fp, min(header.count, reader.chunk_elems), out_dtype, pool=threads + 2) as writer:
-                pending: deque = deque()
 
-                def finish() -> None:
-                    nonlocal total, done
-                    fut, buf, n = pending.popleft()
-                    st = fut.result() if threads > 1 else fut
-                    if st is not None:
-                        total = st if total is None else total + st
-                    writer.put(buf)
-                    done += n * item
-                    if progress is not None:
-                        progress(done)
-
-                chunks = reader.prefetched(keep=threads)
-                first = 0
-                try:
-                    with ThreadPoolExecutor(threads) if threads > 1 else _nullcontext() as pool:
-                        try:
-                            for chunk in chunks:
-                                npyio.check_interrupted()
-                                buf = writer.buffer(chunk.size)
-                                if threads > 1:
-                                    fut = pool.submit(convert, chunk, buf, first)
-                                else:
-                                    fut = convert(chunk, buf, first)
-                                first += chunk.size
-                                pending.append((fut, buf, chunk.size))
-                                if len(pending) >= threads:
-                                    finish()
-                            while pending:
+            chunks = reader.prefetched(keep=threads)
+            first = reader.start
+            if threads > 1:
+                from concurrent.futures import ThreadPoolExecutor
+            try:
+                with ThreadPoolExecutor(threads) if threads > 1 else _nullcontext() as pool:
+                    try:
+                        for chunk in chunks:
+                            npyio.check_interrupted()
+                            buf = writer.buffer(chunk.size)
+                            if threads > 1:
+                                fut = pool.submit(convert, chunk, buf, first)
+                            else:
+                                fut = convert(chunk, buf, first)
+                            first += chunk.size
+                            pending.append((fut, buf, chunk.size))
+                            if len(pending) >= threads:
                                 finish()
-                        except BaseException:
-                            for fut, _, _ in pending:
-                                if threads > 1:
-                                    fut.cancel()
-                            raise
-                finally:
-                    chunks.close()  # stops the reading thread
-            written += writer.written
+                        while pending:
+                            finish()
+                    except BaseException:
+                        for fut, _, _ in pending:
+                            if threads > 1:
+                                fut.cancel()
+                        raise
+            finally:
+                chunks.close()  # stops the reading thread
+        written += writer.written
     return total, written
 
 
@@ -467,6 +646,13 @@ class _Writer:
 
         self.fp = fp
         self.written = 0
+        self.flushed = 0  # bytes whose writeback was started (`_start_writeback`)
+        self.base = getattr(fp, "base", None)  # where the first byte goes (None: at the file's position)
+        if self.base is None:
+            try:
+                self.base = os.lseek(fp.fileno(), 0, os.SEEK_CUR)
+            except (OSError, AttributeError, ValueError):
+                self.base = 0
         self.error: BaseException | None = None
         self.free: queue.Queue = queue.Queue()
         self.todo: queue.Queue = queue.Queue()
@@ -490,10 +676,23 @@ class _Writer:
                     data = memoryview(buf.view(np.uint8))
                     self.fp.write(data)
                     self.written += data.nbytes
+                    self._start_writeback()
             except BaseException as e:  # reported to the caller
                 self.error = e
             finally:
                 self.free.put(buf if buf.base is None else buf.base)
+
+    def _start_writeback(self) -> None:
+        """Have the kernel start writing what was written so far to disk (without waiting):
+        the final fsync then finds little left to do, and the disk works while we cast."""
+        done = self.written - self.flushed
+        if done < WRITEBACK_BYTES or _FADV is None:
+            return
+        try:
+            os.posix_fadvise(self.fp.fileno(), self.base + self.flushed, done, _FADV)
+        except (OSError, AttributeError, ValueError):
+            pass  # only a hint
+        self.flushed = self.written
 
     def _check(self) -> None:
         if self.error is not None:
@@ -635,6 +834,8 @@ def run_plan(plan: CastPlan, *, jobs: int | None = None, progress: Callable[[int
             else:
                 yield _run_one((item, dict(kwargs, progress=progress)))
         return
+    from concurrent.futures import ProcessPoolExecutor, wait
+
     ex = ProcessPoolExecutor(max_workers=jobs, initializer=_worker_init)
     futures: list = []
     try:

@@ -371,13 +371,17 @@ class ChunkReader:
     against the header's: a file changed while it was read is an error.
     """
 
-    def __init__(self, header: NpyHeader, source: Source, chunk_bytes: int = DEFAULT_CHUNK_BYTES, fd: int | None = None):
+    def __init__(self, header: NpyHeader, source: Source, chunk_bytes: int = DEFAULT_CHUNK_BYTES, fd: int | None = None,
+                 start: int = 0, stop: int | None = None):
         self.header = header
         self.source = source
         self.fd = fd
         item = max(header.dtype.itemsize, 1)
         self.chunk_elems = max(1, chunk_bytes // item)
         self.largest_chunk_bytes = 0
+        # the elements start..stop of the file (in its order): all of them unless told
+        self.start = start
+        self.stop = header.count if stop is None else stop
 
     def _open(self) -> tuple[int, bool]:
         """The descriptor to read from, and whether it is ours to close."""
@@ -426,14 +430,14 @@ class ChunkReader:
 
     def __iter__(self) -> Iterator[np.ndarray]:
         h = self.header
-        remaining = h.count
+        remaining = self.stop - self.start
         item = h.dtype.itemsize
         fd, own = self._open()
         try:
             if remaining:
                 buf = bytearray(min(remaining, self.chunk_elems) * item)
                 view = memoryview(buf)
-                pos = h.offset
+                pos = h.offset + self.start * item
                 while remaining:
                     n = min(remaining, self.chunk_elems)
                     self._read_exact(fd, view, n * item, pos)
@@ -460,11 +464,12 @@ class ChunkReader:
 
         h = self.header
         item = h.dtype.itemsize
-        if h.count == 0:
+        count = self.stop - self.start
+        if count == 0:
             yield from self
             return
         fd, own = self._open()
-        nbytes = min(h.count, self.chunk_elems) * item
+        nbytes = min(count, self.chunk_elems) * item
         free: queue.Queue = queue.Queue()
         ready: queue.Queue = queue.Queue()
         keep = max(1, keep)
@@ -474,8 +479,8 @@ class ChunkReader:
 
         def read() -> None:
             try:
-                remaining = h.count
-                pos = h.offset
+                remaining = count
+                pos = h.offset + self.start * item
                 while remaining:
                     buf = free.get()
                     if buf is None or stop.is_set():

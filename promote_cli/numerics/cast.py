@@ -1,9 +1,13 @@
 """`cast_array`: TOSA CAST of a numpy array, bit-exact with the TOSA reference model,
 with statistics. Checks the pair (`legality`), then runs the pair's kernel (`kernels`)
-over cache-sized blocks, summing the statistics (`stats`)."""
+over cache-sized blocks, summing the statistics (`stats`); asked to, it casts large
+arrays in several threads at once, each taking the next run of blocks as it finishes
+one, with its own scratch buffers and counts."""
 
 from __future__ import annotations
 
+import itertools
+import os
 import threading
 
 import numpy as np
@@ -15,7 +19,52 @@ from promote_cli.numerics.legality import check_pair
 from promote_cli.numerics.stats import CastStats, Counts
 from promote_cli.vocab.numpy_types import canonical_of, numpy_dtype
 
+#: arrays of fewer elements are cast in the calling thread alone
+PARALLEL_MIN = 16 * BLOCK
+
+#: blocks a thread takes at a time
+_RUN = 4
+
 _local = threading.local()
+_helpers_of: dict = {}           # pid -> the helper threads' queue (a forked child starts its own)
+_helpers_lock = threading.Lock()
+
+
+def _helper_queue(n: int):
+    """The work queue of at least `n` helper threads of this process. Helpers live as long
+    as the process (idle ones cost nothing), so their scratch buffers are reused from cast
+    to cast; each runs `fn(arg)` for the (fn, arg, done) items queued and sets `done`."""
+    import queue
+
+    with _helpers_lock:
+        q, started = _helpers_of.get(os.getpid(), (None, 0))
+        if q is None:
+            q = queue.SimpleQueue()
+        for _ in range(started, n):
+            threading.Thread(target=_helper, args=(q,), name="promote-cast", daemon=True).start()
+        _helpers_of[os.getpid()] = (q, max(started, n))
+        return q
+
+
+def _forget_helpers() -> None:
+    """In a forked child: the parent's helper threads do not exist here, and its lock may
+    have been held by one of its threads at the fork."""
+    global _helpers_lock
+    _helpers_lock = threading.Lock()
+    _helpers_of.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_helpers)
+
+
+def _helper(q) -> None:
+    while True:
+        fn, arg, done = q.get()
+        try:
+            fn(arg)
+        finally:
+            done.set()
 
 
 def _scratch() -> Scratch:
@@ -25,9 +74,18 @@ def _scratch() -> Scratch:
     return sc
 
 
+def default_threads() -> int:
+    """Casting threads when the caller does not say: one. Measured on two idle CPUs with
+    numpy 2.4, a second thread made no cast faster (f32 -> f16 0.9x, bf16 0.86x, f8e4m3
+    1.0x of one thread's speed): numpy keeps the GIL in the kernels' unary ufuncs, ufuncs
+    with a scalar operand, reductions (`any`, `count_nonzero`), `copyto` and `take`, and
+    lets two threads run at once only in binary ufuncs on two arrays."""
+    return 1
+
+
 def cast_array(x: np.ndarray, dst: str, *, src: str | None = None, mode: str = "tosa",
                saturate: bool = False, stats: bool = True,
-               out: np.ndarray | None = None) -> tuple[np.ndarray, CastStats | None]:
+               out: np.ndarray | None = None, threads: int | None = None) -> tuple[np.ndarray, CastStats | None]:
     """Cast `x` (values of dtype `src`) to `dst` with TOSA CAST semantics.
 
     Mode ``"tosa"`` accepts exactly the 52 ordered pairs TOSA 1.1 defines
@@ -35,7 +93,9 @@ def cast_array(x: np.ndarray, dst: str, *, src: str | None = None, mode: str = "
     ``saturate=True`` clamps float overflow to the largest finite value.
     Returns a new C-contiguous array of dst's numpy dtype (or `out`, when given: a
     C-contiguous array of that dtype and x's size, reshaped to x's shape) and, unless
-    stats=False, the `CastStats` of the conversion.
+    stats=False, the `CastStats` of the conversion. Arrays of at least `PARALLEL_MIN`
+    elements are cast by `threads` threads (default `default_threads()`, one); the
+    result and the statistics do not depend on how many.
     """
     x = np.asarray(x)
     if src is None:
@@ -59,10 +119,55 @@ def cast_array(x: np.ndarray, dst: str, *, src: str | None = None, mode: str = "
     flat_x = x.reshape(-1)
     flat_o = out.reshape(-1)
     kernel = kernel_for(src, dst, saturate)
-    acc = Counts() if stats else None
-    sc = _scratch()
     n = flat_x.size
-    with np.errstate(all="ignore"):
-        for s in range(0, n, BLOCK):
-            kernel(flat_x[s:s + BLOCK], flat_o[s:s + BLOCK], acc, sc)
+    nthreads = default_threads() if threads is None else max(1, int(threads))
+    if nthreads > 1 and n >= PARALLEL_MIN:
+        acc = _cast_parallel(kernel, flat_x, flat_o, stats, nthreads)
+    else:
+        acc = Counts() if stats else None
+        sc = _scratch()
+        with np.errstate(all="ignore"):
+            for s in range(0, n, BLOCK):
+                kernel(flat_x[s:s + BLOCK], flat_o[s:s + BLOCK], acc, sc)
     return out, (acc.result() if stats else None)
+
+
+def _cast_parallel(kernel, flat_x: np.ndarray, flat_o: np.ndarray, stats: bool, nthreads: int) -> Counts | None:
+    """Cast in `nthreads` threads (this one and helpers); each takes the next `_RUN` blocks
+    when it is done with its last, so a thread the machine slows down holds no one up."""
+    n = flat_x.size
+    step = _RUN * BLOCK
+    starts = itertools.count(0, step)        # next() is atomic under the GIL
+    accs = [Counts() if stats else None for _ in range(nthreads)]
+    errors: list[BaseException] = []
+
+    def work(acc) -> None:
+        sc = _scratch()
+        try:
+            with np.errstate(all="ignore"):
+                while not errors:
+                    lo = next(starts)
+                    if lo >= n:
+                        return
+                    for s in range(lo, min(lo + step, n), BLOCK):
+                        kernel(flat_x[s:s + BLOCK], flat_o[s:s + BLOCK], acc, sc)
+        except BaseException as e:  # handed to the caller
+            errors.append(e)
+
+    q = _helper_queue(nthreads - 1)
+    helpers = []
+    for a in accs[1:]:
+        done = threading.Event()
+        q.put((work, a, done))
+        helpers.append(done)
+    work(accs[0])       # work() hands its errors over in `errors`
+    for done in helpers:
+        done.wait()
+    if errors:
+        raise errors[0]
+    if not stats:
+        return None
+    total = accs[0]
+    for a in accs[1:]:
+        total.merge(a)
+    return total

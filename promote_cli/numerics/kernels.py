@@ -123,7 +123,7 @@ def _f32_to_bool(x, out, acc, sc):
 
 
 def _int_to_float_exact_check(x, out, acc, sc):
-    """int32 -> f32 (hardware conversion, nearest even); exact = converts back equal."""
+    """32-bit integer -> f32 (hardware conversion, nearest even); exact = converts back equal."""
     np.copyto(out, x, casting="unsafe")
     if acc is not None:
         m = x.size
@@ -192,44 +192,60 @@ def _bf16_stats(r, x, m, acc, sc, nan, inf):
 
 def _bf16_by_astype(x, out, acc, sc, stats_x=None):
     """f32 -> bf16 by ml_dtypes' conversion, which `_ml_dtypes_bf16_agrees` checked
-    once against the bit kernel.  Statistics from the bf16 patterns."""
+    once against the bit kernel.  Statistics from the dropped bits and the bf16 patterns:
+    bf16 is the high half of f32 (subnormals included), so a value is exact when its low
+    16 bits are zero, unless its result is infinite or NaN; those few are counted by
+    index (NaN in, infinity in: exact, or overflow).  `stats_x`: the int32 values an
+    f32 `x` was converted from (no NaN, infinity or overflow there)."""
     m = x.size
     np.copyto(out, x, casting="unsafe")
     if acc is None:
         return
+    u = x.view(np.uint32)
+    if stats_x is None:
+        low = sc("t32", np.uint32, m)
+        np.bitwise_and(u, np.uint32(0xFFFF), out=low)
+        rounded = int(np.count_nonzero(low))
     y = out.view(np.uint16)
-    bm = sc("bn", np.bool_, m)
     ya = sc("ya16", np.uint16, m)
     np.bitwise_and(y, np.uint16(0x7FFF), out=ya)
-    nan = _count(np.greater(ya, np.uint16(0x7F80), out=bm))      # only from NaN inputs
-    inf_out = _count(np.equal(ya, np.uint16(0x7F80), out=bm))
-    inf = _count(np.isinf(x, out=bm)) if stats_x is None else 0
-    back = sc("t32", np.uint32, m)
-    np.left_shift(y, np.uint32(16), out=back, casting="unsafe")
-    xs = x if stats_x is None else stats_x
-    ex = _count(np.equal(back.view(np.float32), xs, out=bm))   # int32 x: compared in float64
+    bm = sc("bn", np.bool_, m)
+    nan = inf = ovf = 0
+    top = np.greater_equal(ya, np.uint16(0x7F80), out=bm)
+    if top.any():
+        i = np.flatnonzero(top)
+        a = u[i] & _F32_ABS
+        nan = _count(a > _F32_INF)
+        inf = _count(a == _F32_INF)
+        ovf = i.size - nan - inf
+        if stats_x is None:
+            rounded -= _count((a & np.uint32(0xFFFF)) != 0)    # counted as NaN or overflow
+    if stats_x is not None:
+        # int32 (via f32): exact = the bf16 value equals the integer, compared in float64
+        back = sc("t32", np.uint32, m)
+        np.left_shift(y, np.uint32(16), out=back, casting="unsafe")
+        rounded = m - _count(np.equal(back.view(np.float32), stats_x, out=sc("b0", np.bool_, m)))
     np.subtract(ya, np.uint16(1), out=ya)
     sub = _count(np.less(ya, np.uint16(0x7F), out=bm))
-    ovf = inf_out - inf
-    acc.add(EXACT, ex)
+    acc.add(EXACT, m - rounded - ovf - nan)
+    acc.add(ROUNDED, rounded)
     acc.add(OVERFLOW_INF, ovf)
     acc.add(NAN_IN, nan)
     acc.add(SUBNORMAL_OUT, sub)
-    acc.add(ROUNDED, m - ex - ovf - nan)
 
 
 @functools.lru_cache(maxsize=None)
 def _ml_dtypes_bf16_agrees() -> bool:
     """Does ml_dtypes' f32 -> bf16 round exactly like `_f32_bits_to_bf16`?  Checked on
     every sign/exponent class crossed with the bit patterns around each rounding
-    boundary, plus random patterns (NaN: the quiet NaN of the same sign)."""
+    boundary, plus 64 Ki patterns spread over all 2**32 (NaN: the quiet NaN of the same sign)."""
     exps = np.array([0, 1, 2, 0x66, 0x7E, 0x7F, 0x80, 0xFD, 0xFE, 0xFF], np.uint32)
     lows = np.array([0, 1, 0x7FFF, 0x8000, 0x8001, 0xFFFF, 0x1_0000, 0x1_7FFF, 0x1_8000,
                      0x1_8001, 0x7F_0000, 0x7F_7FFF, 0x7F_8000, 0x7F_FFFF, 0x40_0000,
                      0x40_8000, 0x3F_8000], np.uint32)
     u = ((exps[:, None] << np.uint32(23)) | lows[None, :]).ravel()
-    u = np.concatenate([u, u | np.uint32(0x8000_0000),
-                        np.random.default_rng(0).integers(0, 1 << 32, 1 << 16, dtype=np.uint32)])
+    spread = np.arange(1 << 16, dtype=np.uint32) * np.uint32(2654435761)   # Knuth's multiplicative hash
+    u = np.concatenate([u, u | np.uint32(0x8000_0000), spread])
     sc = Scratch(u.size)
     mine = np.empty(u.size, np.uint16)
     with np.errstate(all="ignore"):
@@ -277,6 +293,9 @@ def _f32_to_f16(x, out, acc, sc):
       2**-24 (nearest even), and its bits minus those of 0.5 are the f16 pattern;
     * the f16 pattern is the smaller of the two: equal at 2**-14, the second one
       grows faster above it and the first one is 0x0400 below it.
+
+    The elements whose pattern is 0x7C00 (infinite and NaN inputs, overflow) are few in
+    practice: they are fixed up (NaN) and classified by index.
     """
     m = x.size
     u = x.view(np.uint32)
@@ -296,48 +315,68 @@ def _f32_to_f16(x, out, acc, sc):
     sv = sub.view(np.uint32)
     sv -= np.uint32(0x3F00_0000)
     np.minimum(o, sv, out=o)
+    top = np.equal(o, np.uint32(0x7C00), out=sc("bn", np.bool_, m))
+    big = np.flatnonzero(top) if top.any() else None
     if acc is not None:
-        _f16_stats(o, a, m, acc, sc)
-    nan = np.greater(a, _F32_INF, out=sc("bn", np.bool_, m))
+        _f16_stats(o, a, an, big, m, acc, sc)
     sign = an                                  # reuse
     np.right_shift(u, np.uint32(16), out=sign)
     sign &= np.uint32(0x8000)
     o |= sign
-    if nan.any():
-        i = np.flatnonzero(nan)
+    if big is not None:
+        i = big[a[big] > _F32_INF]             # NaN inputs
         o[i] = sign[i] | np.uint32(0x7E00)
     np.copyto(out.view(np.uint16), o, casting="unsafe")
 
 
-def _f16_stats(o, a, m, acc, sc):
-    """Counts of f32 -> f16 from |x| bits `a` and the unsigned f16 patterns `o` (NaN
-    inputs still 0x7C00 there).  Exact = the pattern converts back to |x|, computed as
-    (normal formula at max(o, 0x400)) + (subnormal formula at min(o, 0x400)) - 2**-14:
-    each term is 2**-14 where the other formula applies.  The infinity pattern converts
-    back to 65536 that way, so |x| == 65536 (an overflow) is taken out and infinite
-    inputs (exact) are added."""
+_F16_TINY = np.uint32(0x3880_0000)             # bits of 2**-14, the smallest normal f16
+
+
+def _f16_stats(o, a, an, big, m, acc, sc):
+    """Counts of f32 -> f16 from |x| bits `a`, max(|x|, 2**-14) bits `an`, the unsigned
+    f16 patterns `o` (NaN inputs still 0x7C00 there) and the indices `big` of the
+    elements whose pattern is 0x7C00 (None: no such element).
+
+    Below 2**-14 an element is exact when |x| + 0.5 - 0.5 == |x| in f32 (a multiple of
+    2**-24, the subnormal spacing); above, when the 13 bits rounding drops are zero.
+    Elements at 0x7C00 are NaN in, infinite in (exact) or overflow; they and the
+    elements below 2**-14 are counted by index when they are few."""
     bm = sc("b0", np.bool_, m)
-    nan = _count(np.greater(a, _F32_INF, out=bm))
-    inf = _count(np.equal(a, _F32_INF, out=bm))
-    back = sc("back", np.uint32, m)
-    np.maximum(o, sc.const(0x400, np.uint32, m), out=back)
-    back <<= np.uint32(13)
-    back += np.uint32(0xFF80_0000)             # (112 << 23) - bits(2**-14), mod 2**32
-    f = sc("f32b", np.float32, m)
-    np.minimum(o, sc.const(0x400, np.uint32, m), out=sc("t32b", np.uint32, m))
-    np.copyto(f, sc("t32b", np.uint32, m), casting="unsafe")
-    f *= np.float32(2.0 ** -24)
-    back += f.view(np.uint32)
-    ex = _count(np.equal(back, a, out=bm)) - _count(np.equal(a, np.uint32(0x4780_0000), out=bm)) + inf
-    ovf = _count(np.equal(o, np.uint32(0x7C00), out=bm)) - inf - nan
-    t = sc("t32b", np.uint32, m)
-    np.subtract(o, np.uint32(1), out=t)
-    sub = _count(np.less(t, np.uint32(0x3FF), out=bm))
-    acc.add(EXACT, ex)
+    low = sc("back", np.uint32, m)
+    np.bitwise_and(an, np.uint32(0x1FFF), out=low)   # 0 below 2**-14
+    rounded = int(np.count_nonzero(low))
+    nan = inf = 0
+    if big is not None:
+        ab = a[big]
+        nan = _count(ab > _F32_INF)
+        inf = _count(ab == _F32_INF)
+        rounded -= _count((ab & np.uint32(0x1FFF)) != 0)     # counted as NaN or overflow
+    ovf = (0 if big is None else big.size) - nan - inf
+    tiny = np.less(a, _F16_TINY, out=bm)
+    nt = _count(tiny)
+    if nt:
+        if nt <= m // 8:
+            i = np.flatnonzero(tiny)
+            at = a.view(np.float32)[i]
+            rounded += _count((at + _HALF) - _HALF != at)
+            sub = _count((o[i] - np.uint32(1)) < np.uint32(0x3FF))   # not 0, not 0x400
+        else:
+            f = sc("f32b", np.float32, m)
+            np.minimum(a, _F16_TINY, out=f.view(np.uint32))   # 2**-14 (exact) above
+            back = sc("t32b", np.float32, m)
+            np.add(f, _HALF, out=back)
+            back -= _HALF
+            rounded += _count(np.not_equal(back, f, out=bm))
+            t = sc("t32b", np.uint32, m)
+            np.subtract(o, np.uint32(1), out=t)
+            sub = _count(np.less(t, np.uint32(0x3FF), out=bm))
+    else:
+        sub = 0
+    acc.add(EXACT, m - rounded - ovf - nan)
+    acc.add(ROUNDED, rounded)
     acc.add(OVERFLOW_INF, ovf)
     acc.add(NAN_IN, nan)
     acc.add(SUBNORMAL_OUT, sub)
-    acc.add(ROUNDED, m - ex - ovf - nan)
 
 
 def _i32_to_f16(x, out, acc, sc):
@@ -351,16 +390,25 @@ def _i32_to_f16(x, out, acc, sc):
 def _bf16_to_f32(x, out, acc, sc):
     """bf16 -> f32: the bf16 pattern in the high half (ml_dtypes' widening, about twice
     as fast as a shift); NaN -> the quiet NaN of its sign (the widening keeps payloads
-    and signalling NaN)."""
+    and signalling NaN).  Statistics from the same magnitude patterns: NaN in, subnormal
+    outputs (the subnormal inputs); everything else is exact."""
     m = x.size
     u = x.view(np.uint16)
     o = out.view(np.uint32)
     np.copyto(out, x, casting="unsafe")
     a = sc("ya16", np.uint16, m)
     np.bitwise_and(u, np.uint16(0x7FFF), out=a)
+    nan = 0
     if m and a.max() > 0x7F80:    # a block with NaN
         i = np.flatnonzero(np.greater(a, np.uint16(0x7F80), out=sc("bn", np.bool_, m)))
         o[i] = (o[i] & np.uint32(0x8000_0000)) | np.uint32(0x7FC0_0000)
+        nan = i.size
+    if acc is not None:
+        np.subtract(a, np.uint16(1), out=a)
+        sub = _count(np.less(a, np.uint16(0x7F), out=sc("bn", np.bool_, m)))
+        acc.add(NAN_IN, nan)
+        acc.add(SUBNORMAL_OUT, sub)
+        acc.add(EXACT, m - nan)
 
 
 def _f32_via_bf16_lut(dst: str, saturate: bool):
@@ -471,12 +519,12 @@ def _int_to_int_kernel(src, dst, saturate):
     return _slow_stats(_astype, src, dst, saturate)      # u64 vs i64: compare exactly
 
 
-@accelerates(lambda s, d, sat: _int(s) and s.bits <= 16 and d.name in ("f32", "f64"))
+@accelerates(lambda s, d, sat: _int(s) and (s.bits <= 16 and d.name == "f32" or s.bits <= 32 and d.name == "f64"))
 def _small_int_to_float(src, dst, saturate):             # always exact
     return _all_exact(_astype)
 
 
-@accelerates(lambda s, d, sat: _int(s) and s.bits <= 32 and d.name in ("f32", "f64") and not sat)
+@accelerates(lambda s, d, sat: _int(s) and s.bits == 32 and d.name == "f32" and not sat)
 def _int_to_float(src, dst, saturate):                   # hardware conversion: nearest even
     return _int_to_float_exact_check
 
@@ -504,7 +552,7 @@ def _f32_to_f64(src, dst, saturate):
 
 @accelerates(_pair("bf16", "f32", False))
 def _bf16_to_f32_kernel(src, dst, saturate):
-    return _table_stats(_bf16_to_f32, src, dst, saturate)
+    return _bf16_to_f32
 
 
 @accelerates(_pair("f32", "bf16", False))

@@ -75,6 +75,16 @@ class Counts:
     def add(self, slot: int, n) -> None:
         self.c[slot] += int(n)
 
+    def merge(self, other: "Counts") -> None:
+        """Add the counts of `other` (of another part of the same cast) to these."""
+        for i, v in enumerate(other.c):
+            self.c[i] += v
+        for key, (table, h) in other.hists.items():
+            if key in self.hists:
+                self.hists[key][1][:] += h
+            else:
+                self.hists[key] = (table, h.copy())
+
     def result(self) -> CastStats:
         c = list(self.c)
         for table, h in self.hists.values():
