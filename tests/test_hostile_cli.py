@@ -418,7 +418,7 @@ def test_generated_picture_outputs_replace_only_regular_files(tmp_path, monkeypa
     os.symlink("fifo", "to-fifo")
     paths = ["fifo", "dir", "dir/", "/dev/null", "old.svg", "./old.svg", "to-old", "to-rules", "rules/numpy.toml",
              "dangling", "to-fifo", "-", "", "new.svg", "./new.svg", "dir/../new.svg", "nodir/x.svg", ".", "..",
-             "new\nline.svg", "é.html", "x" * 300]
+             "new\nline.svg", "é.html", "x" * 300, "/proc/self/x.svg", "old.svg/x.svg"]
     rng = random.Random(SEED + 2)
     runner = CliRunner()
     codes = {0: 0, 2: 0}
@@ -468,6 +468,21 @@ def test_two_names_of_one_output_are_refused_before_anything_is_written(tmp_path
     with pytest.raises(promote_cli.UsageError, match="the same file"):
         promote_cli.write_outputs({"c.svg": "1", "./c.svg": "2"})
     assert not Path("c.svg").exists()
+
+
+@pytest.mark.parametrize("order", ["svg first", "html first"])
+def test_a_picture_that_cannot_be_written_leaves_the_other_unwritten(tmp_path, monkeypatch, order):
+    monkeypatch.chdir(tmp_path)
+    Path("old.svg").write_text("old")
+    pictures = [["--svg", "old.svg"], ["--html", "/proc/self/page.html"]]
+    if order == "html first":
+        pictures.reverse()
+    result = CliRunner().invoke(main, ["table", "-f", "numpy", "--types", "i8,u8", *pictures[0], *pictures[1]])
+    assert result.exit_code == 2 and "cannot create output" in result.stderr, result.stderr
+    assert Path("old.svg").read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["old.svg"]
+    with pytest.raises(promote_cli.UsageError):
+        promote_cli.write_outputs({"new.svg": "1", "/proc/self/new.html": "2"})
+    assert not Path("new.svg").exists()
 
 
 # ---- expect files ---------------------------------------------------------------------------------------
