@@ -24,12 +24,30 @@ RECORDINGS = Path(__file__).parent / "data" / "recordings"
 NAMES = sorted(FRAMEWORKS)
 
 
+def _path(name: str) -> Path:
+    return RECORDINGS / Path(expressions.recording_path(name)).name
+
+
 def _load(name: str) -> dict:
-    return json.loads((RECORDINGS / f"expr-{name}.json").read_text(encoding="utf-8"))
+    return json.loads(_path(name).read_text(encoding="utf-8"))
 
 
 def test_every_expression_recording_is_a_framework_of_the_probe():
-    assert {p.name for p in RECORDINGS.glob("expr-*.json")} == {f"expr-{n}.json" for n in NAMES}
+    assert {p.name for p in RECORDINGS.glob("expr-*.json")} == {_path(n).name for n in NAMES}
+
+
+def test_a_versioned_ruleset_is_recorded_as_its_pair_recording_is_named():
+    """array-api@2024.12's expressions beside its pairs (array-api-2024.12.json), asked under that version."""
+    assert expressions.recording_path("array-api@2024.12") == "tests/data/recordings/expr-array-api-2024.12.json"
+    assert (RECORDINGS / "array-api-2024.12.json").is_file()
+    fw = FRAMEWORKS["array-api@2024.12"]
+    assert fw.option_sets == ({},) and fw.versions() == {"api_version": "2024.12"}
+    assert registry.load("array-api@2024.12").options["api_version"].default == "2024.12"
+    assert {n for n in NAMES if n.startswith("array-api@")} == {
+        f"array-api@{v}" for v in registry.load("array-api").options["api_version"].values}
+    assert expressions.framework_of(registry.load("array-api@2022.12")) == "array-api@2022.12"
+    assert expressions.framework_of(registry.load("jax")) == "jax"
+    assert expressions.framework_of(registry.load("tosa")) is None
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -37,14 +55,14 @@ def test_an_expression_recording_names_its_framework_versions_and_probe(name):
     data = _load(name)
     assert list(data)[: len(expressions.HEADER)] == list(expressions.HEADER)
     assert list(data)[-1] == "expressions"
-    assert data["ruleset"] == name and registry.load(name).name == name
+    assert data["ruleset"] == name and registry.load(name).key in (name, f"{name}@{registry.load(name).version}")
     assert data["package"] == FRAMEWORKS[name].package
     assert data["probe"] == "promote_cli.probes.expressions"
     assert data["device"] == "cpu"
     for key in ("version", "python"):
         assert isinstance(data[key], str) and data[key][0].isdigit(), (key, data[key])
     # one case a line, as write_recording writes it
-    lines = (RECORDINGS / f"expr-{name}.json").read_text(encoding="utf-8").splitlines()
+    lines = _path(name).read_text(encoding="utf-8").splitlines()
     assert len(lines) == len(data["expressions"]) + 2
 
 
@@ -234,19 +252,35 @@ def _doc_rows(name: str) -> tuple[str, list]:
     return section, rows
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_each_framework_page_quotes_its_expression_recording_truly(name):
-    """docs/frameworks/NAME.md, "Whole expressions": the case count and every row of its table."""
-    section, rows = _doc_rows(name)
-    cases = _load(name)["expressions"]
-    assert f"`tests/data/recordings/expr-{name}.json` holds {len(cases)} cases" in " ".join(section.split())
+#: the framework pages (docs/frameworks/PAGE.md) and the recordings each quotes: a versioned
+#: ruleset's recordings (array-api@2021.12 ... @2025.12) share its framework's page
+PAGES: dict[str, list[str]] = {}
+for _name in NAMES:
+    PAGES.setdefault(_name.partition("@")[0], []).append(_name)
+
+
+def _effective(name: str, options: dict) -> dict:
+    """A case's options with the ruleset's defaults filled in (array-api@2022.12's {} is api_version=2022.12)."""
+    return {**{k: o.default for k, o in registry.load(name).options.items()}, **options}
+
+
+@pytest.mark.parametrize("page", sorted(PAGES))
+def test_each_framework_page_quotes_its_expression_recording_truly(page):
+    """docs/frameworks/PAGE.md, "Whole expressions": the case count of each of its recordings and
+    every row of its table (a row's options over the page's ruleset's defaults)."""
+    section, rows = _doc_rows(page)
+    cases = []
+    for name in PAGES[page]:
+        recorded = _load(name)["expressions"]
+        assert f"`{expressions.recording_path(name)}` holds {len(recorded)} cases" in " ".join(section.split()), name
+        cases += [(c[0], _effective(name, c[1]), *c[2:]) for c in recorded]
     assert len(rows) >= 5
-    rs = registry.load(name)
     for row in rows:
-        options = {k: o.default for k, o in rs.options.items() if any(k in c[1] for c in cases)}
+        options = _effective(page, {})
         if row["opt"]:
-            key, _, value = row["opt"].partition("=")
-            options[key] = {"true": True, "false": False}.get(value, value)
+            for opt in row["opt"].split(" -O "):
+                key, _, value = opt.partition("=")
+                options[key] = {"true": True, "false": False}.get(value, value)
         hits = [c for c in cases if c[0] == row["expr"] and c[1] == options]
         assert len(hits) == 1, row.group(0)
         _, _, result, error = hits[0]
@@ -368,3 +402,67 @@ def test_live_verify_asks_expressions_only_of_frameworks_the_expression_probe_ev
 
     monkeypatch.setattr(expressions, "record", lambda name: pytest.fail(f"asked {name}"))
     assert recordings._live_expressions("openvino") is None and recordings._live_expressions("tosa") is None
+
+
+# --------------------------------------------------------------------------- array-api-strict, per standard version
+
+def test_live_verify_of_a_versioned_ruleset_asks_that_versions_expressions(monkeypatch):
+    """`promote verify -f array-api@2024.12` re-asks its pairs and its own version's expressions
+    (the probes answer with the committed recordings here, one expression changed)."""
+    from promote_cli.probes import array_api as array_api_probe
+
+    pairs = json.loads((RECORDINGS / "array-api-2024.12.json").read_text(encoding="utf-8"))
+    data = _load("array-api@2024.12")
+    index = next(i for i, c in enumerate(data["expressions"]) if c[0] == "1 < x:i32")
+    data["expressions"][index][2] = "i32"
+    asked = []
+    monkeypatch.setattr(array_api_probe, "version", lambda: pairs["version"])
+    monkeypatch.setattr(array_api_probe, "record_for", lambda name: pairs)
+    monkeypatch.setattr(expressions, "record", lambda name: asked.append(name) or data)
+    report = promote_cli_verify("array-api@2024.12")
+    assert asked == ["array-api@2024.12"] and not report.mismatches
+    [(n, bad)] = [(n, bad) for label, n, bad in report.checks if label == "whole expressions"]
+    assert n == len(data["expressions"]) == 129
+    assert bad == ["1 < x:i32: framework gives i32, promote expr gives bool"]
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if n.startswith("array-api@")])
+def test_each_array_api_recording_agrees_with_its_version_and_with_the_option(name):
+    """The versions extend one file: -f array-api@V and -O api_version=V give every recorded answer alike."""
+    import promote_cli
+
+    version = name.partition("@")[2]
+    data = _load(name)
+    assert data["api_version"] == version
+    for text, options, result, _ in data["expressions"]:
+        assert options == {}
+        by_name = promote_cli.expr(text, name).result
+        by_option = promote_cli.expr(text, "array-api", {"api_version": version}).result
+        assert by_name == by_option == result, (text, by_name, by_option, result)
+
+
+def test_the_array_api_versions_differ_on_the_named_ops_only():
+    """What the recordings show: maximum/minimum from 2023.12, Python scalars in them and in where from 2024.12."""
+    versions = [n for n in NAMES if n.startswith("array-api@")]
+    answers = {n: {c[0]: c[2] for c in _load(n)["expressions"]} for n in versions}
+    differing = {text for text in answers[versions[0]] if len({answers[n][text] for n in versions}) > 1}
+    assert differing and all(t.startswith(("maximum", "minimum", "where")) for t in differing), differing
+    assert answers["array-api@2022.12"]["maximum(x:i8, y:u8)"] is None
+    assert answers["array-api@2023.12"]["maximum(x:i8, y:u8)"] == "i16"
+    assert answers["array-api@2023.12"]["where(x:i16 > 1, x, 0)"] is None
+    assert answers["array-api@2024.12"]["where(x:i16 > 1, x, 0)"] == "i16"
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("name", ["array-api@2021.12", "array-api@2025.12"])
+def test_the_array_api_recording_is_what_array_api_strict_answers_now(name):
+    """Re-asking array-api-strict (with the recorded version) gives the recording, case for case."""
+    from support import require_framework
+
+    from promote_cli.probes import array_api as array_api_probe
+
+    require_framework(array_api_probe)
+    data = _load(name)
+    if array_api_probe.version() != data["version"]:
+        return
+    assert expressions.record(name)["expressions"] == data["expressions"]

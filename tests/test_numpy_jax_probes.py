@@ -6,6 +6,7 @@ from __future__ import annotations
 import importlib
 import json
 import re
+from pathlib import Path
 
 import ml_dtypes
 import numpy as np
@@ -105,6 +106,7 @@ def test_verify_without_the_framework_is_a_usage_error(monkeypatch):
 
 def test_verify_asks_a_versioned_probe_for_the_version_named(monkeypatch):
     from promote_cli.probes import array_api as probe
+    from promote_cli.probes import expressions
     from promote_cli.probes.recordings import run
 
     asked = []
@@ -114,10 +116,16 @@ def test_verify_asks_a_versioned_probe_for_the_version_named(monkeypatch):
         return {"ruleset": ruleset, "package": probe.PACKAGE, "version": "2.6.1",
                 "cases": [["result_type", "f32", "py:int", {}, None, "refused before 2024.12"]]}
 
+    def record_expressions(name):  # the expression probe answers with the committed recording
+        asked.append(f"expressions of {name}")
+        return json.loads((Path(__file__).resolve().parents[1] / expressions.recording_path(name)).read_text(encoding="utf-8"))
+
     monkeypatch.setattr(probe, "version", lambda: "2.6.1")
     monkeypatch.setattr(probe, "record_for", record_for)
+    monkeypatch.setattr(expressions, "record", record_expressions)
     report = run("array-api@2023.12")
-    assert asked == ["array-api@2023.12"] and report.agrees and report.cases == 1
+    assert asked == ["array-api@2023.12", "expressions of array-api@2023.12"] and report.agrees and report.cases == 1
+    assert [label for label, _, _ in report.checks] == ["whole expressions"]
     assert not run("array-api@2025.12").agrees
 
 

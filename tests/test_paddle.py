@@ -297,3 +297,11 @@ def test_live_probe_sample():
         assert got == result, (op, a, b, result, got, err)
         if result is None:
             assert err == error
+
+
+def test_the_rule_file_is_what_the_tool_writes_from_the_doc():
+    """rules/paddle@2.6.toml, its derived [expressions] included, is the importer's output for the doc."""
+    tool = _importer()
+    written = tool.render(_doc(), tool.scalar_defaults(_doc_text()))
+    assert written == (ROOT / "rules" / "paddle@2.6.toml").read_text(encoding="utf-8")
+    assert "[expressions]" in written and "derived from the doc (not recorded)" in written

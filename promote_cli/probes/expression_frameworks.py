@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import os
 
+from promote_cli.oracle import registry
+from promote_cli.probes import array_api as array_api_probe
 from promote_cli.probes import jax as jax_probe
 from promote_cli.probes import numpy as numpy_probe
 from promote_cli.probes import paddle as paddle_probe
@@ -304,5 +306,61 @@ class TensorFlow(Framework):
         return None
 
 
+class ArrayAPI(Framework):
+    """array-api-strict under one standard version (``set_array_api_strict_flags(api_version=...)``,
+    set in the subprocess before anything is computed): one framework per version, named as its
+    ruleset (``array-api@2024.12``), whose defaults are that version's, so its option set is ``{}``.
+    The named ops are array-api-strict's own (``maximum`` and ``minimum`` from 2023.12)."""
+
+    package, probe = array_api_probe.PACKAGE, array_api_probe
+
+    def __init__(self, api_version: str):
+        self.api_version = api_version
+        self.name = f"{array_api_probe.FRAMEWORK}@{api_version}"
+
+    def types(self):
+        return set(array_api_probe.TYPES)
+
+    def versions(self):
+        return {"api_version": self.api_version}
+
+    def setup(self, options):
+        import warnings  # noqa: PLC0415
+
+        import array_api_strict as xp  # noqa: PLC0415
+
+        if self.api_version not in array_api_probe.api_versions():
+            raise RuntimeError(f"array-api-strict {xp.__version__} does not support api_version={self.api_version}")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            xp.set_array_api_strict_flags(api_version=self.api_version)
+
+    def value(self, operand):
+        import array_api_strict as xp  # noqa: PLC0415
+
+        if operand.form == PYTHON:
+            return _python_value(operand)
+        return xp.asarray(_numpy_array(operand))
+
+    def functions(self):
+        import array_api_strict as xp  # noqa: PLC0415
+
+        return {name: (lambda *args, _name=name: getattr(xp, _name)(*args)) for name in ("maximum", "minimum", "where")}
+
+    def form(self, value):
+        import array_api_strict as xp  # noqa: PLC0415
+
+        if isinstance(value, xp._array_object.Array):
+            return _shaped_form(value.ndim, canonical(str(value.dtype).rpartition(".")[2]))
+        return None
+
+    def error(self, exc):
+        return first_line(exc)
+
+
+#: the standard versions the array API rulesets name (their api_version option): one framework each
+ARRAY_API_VERSIONS = tuple(registry.load(array_api_probe.FRAMEWORK).options["api_version"].values)
+
 #: framework name (its ruleset) -> what evaluating an expression in it needs
-FRAMEWORKS = {fw.name: fw for fw in (NumPy(), JAX(), Torch(), Paddle(), TensorFlow())}
+FRAMEWORKS = {fw.name: fw for fw in (NumPy(), JAX(), Torch(), Paddle(), TensorFlow(),
+                                     *(ArrayAPI(v) for v in ARRAY_API_VERSIONS))}

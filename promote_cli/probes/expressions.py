@@ -269,7 +269,15 @@ def record(name: str) -> dict:
 
 
 def recording_path(name: str) -> str:
-    return f"tests/data/recordings/expr-{name}.json"
+    """Where a framework's recording lives: ``expr-jax.json``; a versioned ruleset's as its pair
+    recording is named (``expr-array-api-2024.12.json``)."""
+    return f"tests/data/recordings/expr-{name.replace('@', '-')}.json"
+
+
+def framework_of(ruleset) -> str | None:
+    """The expression probe's framework for a loaded ruleset: the one named as the ruleset with its
+    version (``array-api@2024.12``), else as the ruleset (``jax``); None when the probe has none."""
+    return next((name for name in (ruleset.key, ruleset.name) if name in FRAMEWORKS), None)
 
 
 if __name__ == "__main__":  # pragma: no cover - used to refresh the recordings

@@ -226,9 +226,10 @@ def _live_expressions(framework: str) -> tuple[str, int, list[str]] | None:
     from promote_cli.probes import expressions  # noqa: PLC0415
 
     rs = registry.load(framework)
-    if rs.expressions is None or rs.name not in expressions.FRAMEWORKS:
+    name = expressions.framework_of(rs)
+    if rs.expressions is None or name is None:
         return None
-    data = expressions.record(rs.name)
+    data = expressions.record(name)
     check_recording(data, "what promote_cli.probes.expressions recorded")
     n, bad = compare_expressions(data, framework)
     return "whole expressions", n, bad
