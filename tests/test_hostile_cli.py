@@ -492,7 +492,7 @@ EXPECT_LINES = [b"numpy i8 u8 -> i16", b"jax i8 u8 -> i16", b"numpy i8 u8 add ->
                 b"nosuch i8 u8 -> i8", b"numpy i8 u8 nosuch -> i8", b"\xff\xfe numpy", b"numpy i8 u8 -> i16\r",
                 b"\x00", b"numpy " * 5000, b"x" * 70_000, b"\xef\xbb\xbfnumpy i8 u8 -> i16", b"numpy: i8 u8 -> i8",
                 b"numpy:=,= i8 u8 -> i8", "numpy ｉ８ u8 -> i16".encode(), b"numpy i8 u8 -> i16 -> i16", b"\x1b[2J"]
-N_EXPECT = 60
+N_EXPECT = 40
 
 
 def test_generated_expect_files_never_trace(tmp_path, monkeypatch):
