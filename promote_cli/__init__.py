@@ -247,21 +247,27 @@ def write_output(path, text: str, protect: tuple = ()) -> None:
 
 
 def write_outputs(files: dict, protect: tuple = ()) -> None:
-    """`write_output` for several files: every path checked before the first is written."""
+    """`write_output` for several files: every path checked and every file written to its temporary file before
+    the first is renamed into place, so that a failure leaves none of them (two names of one file are a
+    UsageError)."""
     import os
+    from contextlib import ExitStack
 
     from promote_cli.arrayio.atomic import atomic_output, check_output, same_file
 
-    targets = {}
+    targets, names = {}, {}
     for path in files:
         target = check_output(path, force=True)
         for other in protect:
             if target.replaces is not None and same_file(path, other):
                 raise UsageError(f"{path}: refusing to overwrite an input ({os.fspath(other)})")
+        if target.key in names:  # another name (a symbolic link, ./x) of an output already asked for
+            raise UsageError(f"{path}: the same file as {names[target.key]}; each output needs a file of its own")
+        names[target.key] = path
         targets[path] = target
-    for path, text in files.items():
-        with atomic_output(path, force=True, target=targets[path]) as sink:
-            sink.write(text.encode("utf-8"))
+    with ExitStack() as stack:  # every temporary file written before any takes its name: a failure leaves none
+        for path, text in files.items():
+            stack.enter_context(atomic_output(path, force=True, target=targets[path])).write(text.encode("utf-8"))
 
 
 class Expectation(Record):

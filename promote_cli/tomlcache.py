@@ -26,6 +26,9 @@ import sys
 
 FORMAT = 1
 MAX_ENTRY_BYTES = 16 << 20
+#: the deepest nesting of lists and tables an entry may hold: more than a parsed rule file needs, less than what
+#: would exhaust the stack of whoever walks it (a JSON text nests far deeper than a TOML parser's output can)
+MAX_ENTRY_DEPTH = 200
 _TAG = f"{FORMAT}/py{sys.version_info[0]}.{sys.version_info[1]}"
 SHIPPED_TAG = f"{FORMAT}/shipped"  # a parsed TOML file does not depend on the Python version that parsed it
 SHIPPED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compiled")
@@ -80,11 +83,15 @@ def _private_dir(directory: str) -> bool:
 def read_json(name: str) -> dict | None:
     """The JSON object of the entry `name`, or None unless the cache is on, its directory is this user's
     and writable by no one else, and the entry is a regular file (not a link) of this user, writable by no
-    one else, of bounded size, that parses as a JSON object. The caller checks what the object holds."""
+    one else, of bounded size, that parses as a JSON object nested at most MAX_ENTRY_DEPTH deep. The caller
+    checks what the object holds."""
     directory = cache_dir()
     if directory is None or not _private_dir(directory):
         return None
-    return _read_entry(os.path.join(directory, name), own=True)
+    payload = _read_entry(os.path.join(directory, name), own=True)
+    # nested deeper than a parser's output ever is: whoever walked it (a deep copy, a validator) would run out
+    # of stack (the shipped entries are the package's own, made by tools/compiled_rules.py, and skip this walk)
+    return payload if payload is not None and shallow(payload) else None
 
 
 def _read_entry(path: str, own: bool) -> dict | None:
@@ -113,6 +120,19 @@ def _read_entry(path: str, own: bool) -> dict | None:
     return payload if isinstance(payload, dict) else None
 
 
+def shallow(value, limit: int = MAX_ENTRY_DEPTH) -> bool:
+    """Whether lists and dicts nest at most `limit` deep in `value` (walked level by level, without recursion)."""
+    level, depth = [value], 0
+    while True:
+        containers = [node for node in level if isinstance(node, (dict, list))]
+        if not containers:
+            return True
+        depth += 1
+        if depth > limit:
+            return False
+        level = [item for node in containers for item in (node.values() if isinstance(node, dict) else node)]
+
+
 def read_shipped(name: str) -> dict | None:
     """The JSON object of the shipped entry `name` (in `SHIPPED_DIR`), or None unless it is a regular file
     (not a link) of bounded size that parses as a JSON object. The caller checks what the object holds, as
@@ -129,6 +149,8 @@ def write_json(name: str, payload: dict, check_key: str | None = None) -> None:
     directory = cache_dir()
     if directory is None:
         return
+    if not shallow(payload):  # it would be ignored when read
+        return
     try:
         text = json.dumps(payload, ensure_ascii=False)
         if check_key is not None and json.loads(text)[check_key] != payload[check_key]:
@@ -141,9 +163,17 @@ def write_json(name: str, payload: dict, check_key: str | None = None) -> None:
         os.makedirs(directory, mode=0o700, exist_ok=True)
         if not _private_dir(directory):
             return
+        try:
+            mode = os.lstat(entry).st_mode
+            if not (stat.S_ISREG(mode) or stat.S_ISLNK(mode)):
+                return  # a FIFO, a socket, a device or a directory where the entry goes: left as it is
+        except FileNotFoundError:
+            pass  # (a link is replaced by the entry, never written through)
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         try:
-            os.write(fd, text.encode("utf-8"))
+            data = memoryview(text.encode("utf-8"))
+            while data:  # a write may take only part of what it is given
+                data = data[os.write(fd, data):]
         finally:
             os.close(fd)
         os.replace(temp, entry)

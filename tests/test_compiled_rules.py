@@ -144,8 +144,43 @@ def _expressions_a_link(d, t, e):
     e.symlink_to(target)
 
 
+def _huge(entry: Path) -> None:
+    _edit(entry, lambda p: p.__setitem__("pad", "x" * tomlcache.MAX_ENTRY_BYTES))
+
+
+def _nested_deeper_than_json_parses(entry: Path) -> None:
+    entry.write_text('{"toml": ' + "[" * 200_000 + "]" * 200_000 + "}", encoding="utf-8")
+
+
+def _fifo(entry: Path) -> None:
+    entry.unlink()
+    os.mkfifo(entry)
+
+
+def _directory(entry: Path) -> None:
+    entry.unlink()
+    entry.mkdir()
+
+
+def _expressions_huge(d, t, e):
+    _huge(e)
+
+
+def _expressions_nested_deeper_than_json_parses(d, t, e):
+    _nested_deeper_than_json_parses(e)
+
+
+def _expressions_a_fifo(d, t, e):
+    _fifo(e)
+
+
+def _expressions_a_directory(d, t, e):
+    _directory(e)
+
+
 @pytest.mark.parametrize("spoil", [_hostile_source, _source_of_another_text, _expressions_of_another_format,
-                                   _expressions_a_link])
+                                   _expressions_a_link, _expressions_huge, _expressions_nested_deeper_than_json_parses,
+                                   _expressions_a_fifo, _expressions_a_directory])
 def test_a_spoiled_expression_entry_is_ignored(spoil, monkeypatch, tmp_path):
     good = _answers("openvino")
     _copy_with(tmp_path, monkeypatch, spoil)
@@ -166,7 +201,24 @@ def _toml_not_json(d, t, e):
     t.write_text("{", encoding="utf-8")
 
 
-@pytest.mark.parametrize("spoil", [_toml_of_another_file, _toml_of_another_format, _toml_not_json])
+def _toml_huge(d, t, e):
+    _huge(t)
+
+
+def _toml_nested_deeper_than_json_parses(d, t, e):
+    _nested_deeper_than_json_parses(t)
+
+
+def _toml_a_fifo(d, t, e):
+    _fifo(t)
+
+
+def _toml_a_directory(d, t, e):
+    _directory(t)
+
+
+@pytest.mark.parametrize("spoil", [_toml_of_another_file, _toml_of_another_format, _toml_not_json, _toml_huge,
+                                   _toml_nested_deeper_than_json_parses, _toml_a_fifo, _toml_a_directory])
 def test_a_spoiled_toml_entry_is_ignored(spoil, monkeypatch, tmp_path):
     good = _answers("openvino")
     _copy_with(tmp_path, monkeypatch, spoil)

@@ -60,11 +60,20 @@ def test_a_malformed_expression_names_its_column_and_draws_a_caret(text, column,
     err = caught.value
     assert str(err).startswith(f"malformed expression at column {column}: {message}")
     shown, under = err.context_lines()
-    assert shown == f"  {text}".rstrip() or not text
+    assert shown == "  " + text.rstrip()
     assert under == "  " + " " * (column - 1) + carets
     code, out, stderr = run_cli("expr", text, "-f", "numpy")
     assert code == 2 and out == ""
     assert stderr.splitlines() == [f"promote: {err}", shown, under]
+
+
+@pytest.mark.parametrize("text", ["", " ", "   "])
+def test_the_drawn_lines_of_a_blank_expression_are_still_indented(text):
+    # the contract: after the one-line message come two lines that each start with two spaces
+    code, out, stderr = run_cli("expr", text, "-f", "numpy")
+    first, shown, under = stderr.splitlines()
+    assert code == 2 and out == "" and first.startswith("promote: malformed expression at column ")
+    assert shown == "  " and under.startswith("  ") and under.strip() == "^"
 
 
 @pytest.mark.parametrize("text, span, message", [
@@ -353,3 +362,17 @@ def test_paddle_2_6_evaluates_each_node_as_the_doc_says_its_api_promotes(text, w
 def test_cann_opbase_evaluates_each_node_as_promotetype(text, want):
     got = promote_cli.expr(text, "cann@opbase")
     assert got.result == want, (got.result, got.refusal)
+
+
+def test_a_weak_variable_is_a_weakly_typed_tensor_as_recorded():
+    # the probe makes `w:weak:T` a (3,) tensor with JAX's weak_type; where the result stops being weak it is a
+    # tensor, not a rank-0 one (the recording says f16, not 0d:f16)
+    recorded = json.loads((ROOT / "tests" / "data" / "recordings" / "expr-jax.json").read_text())["expressions"]
+    cases = [(text, options, result) for text, options, result, _ in recorded
+             if "w:weak:" in text and "0d:" in text and result is not None and not result.startswith("weak:")]
+    assert cases
+    for text, options, result in cases:
+        assert promote_cli.expr(text, "jax", options).result == result, text
+        assert not result.startswith("0d:"), text
+    weak = [s for s in promote_cli.expr("w:weak:f32 + s:0d:f16", "jax").steps() if s.source == "w:weak:f32"]
+    assert [s.operand for s in weak] == ["weak:f32"]

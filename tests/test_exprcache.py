@@ -246,3 +246,42 @@ def test_the_cache_off_compiles_every_time(monkeypatch, tmp_path):
     promote_cli.load("openvino")
     registry.clear_cache()
     assert first and len(calls) == 2 * first
+
+
+def _huge(entry):
+    _edit(entry, lambda p: p.__setitem__("pad", "x" * tomlcache.MAX_ENTRY_BYTES))
+
+
+def _nested_deeper_than_a_parser_nests(entry):
+    deep: object = "x"
+    for _ in range(tomlcache.MAX_ENTRY_DEPTH + 600):
+        deep = [deep]
+    _edit(entry, lambda p: _first_site(p).append(deep))
+
+
+def _nested_deeper_than_json_parses(entry):
+    entry.write_text('{"expressions": ' + "{\"a\": " * 100_000 + "1" + "}" * 100_001)
+
+
+@pytest.mark.parametrize("spoil", [_huge, _nested_deeper_than_a_parser_nests, _nested_deeper_than_json_parses])
+def test_a_huge_or_deep_entry_is_ignored_compiled_again_and_rewritten(cache, monkeypatch, spoil):
+    test_a_hostile_entry_is_ignored_compiled_again_and_rewritten(cache, monkeypatch, spoil)
+
+
+@pytest.mark.parametrize("special", ["fifo", "directory"])
+def test_a_special_file_where_an_entry_goes_is_ignored_and_left(cache, monkeypatch, special):
+    import time
+
+    good = _GOOD.get("openvino") or _GOOD.setdefault("openvino", _answers("openvino"))
+    entry = _entry(cache)
+    entry.unlink()
+    if special == "fifo":
+        os.mkfifo(entry, 0o600)
+    else:
+        entry.mkdir(mode=0o700)
+    kind = entry.lstat().st_mode & 0o170000
+    calls = _compiles(monkeypatch)
+    start = time.monotonic()
+    assert _answers("openvino") == good and calls  # compiled, the FIFO never waited on
+    assert time.monotonic() - start < 10
+    assert entry.lstat().st_mode & 0o170000 == kind  # left as it is: only a regular file is ever replaced

@@ -191,3 +191,87 @@ def test_a_toml_value_json_cannot_hold_is_parsed_every_time(cache, tmp_path, mon
     path.write_text("when = 1979-05-27\nx = nan\n")
     first = read_toml(path)
     assert "when" in first and list(cache.glob("*.json")) == []
+
+
+def _deep(depth: int):
+    value: object = "x"
+    for _ in range(depth):
+        value = {"a": value}
+    return value
+
+
+def _spoil_huge(entry: Path):
+    payload = json.loads(entry.read_text())
+    payload["pad"] = "x" * tomlcache.MAX_ENTRY_BYTES  # valid JSON, over the bound
+    entry.write_text(json.dumps(payload))
+
+
+def _spoil_nested_deeper_than_a_parser_nests(entry: Path):
+    payload = json.loads(entry.read_text())  # the right digest and format: only the depth is wrong
+    payload["toml"]["rules"] = _deep(tomlcache.MAX_ENTRY_DEPTH + 600)
+    entry.write_text(json.dumps(payload))
+
+
+def _spoil_nested_deeper_than_json_parses(entry: Path):
+    entry.write_text('{"toml": ' + "[" * 200_000 + "]" * 200_000 + "}")
+
+
+def _spoil_fifo(entry: Path):
+    entry.unlink()
+    os.mkfifo(entry, 0o600)
+
+
+def _spoil_directory(entry: Path):
+    entry.unlink()
+    entry.mkdir(mode=0o700)
+
+
+@pytest.mark.parametrize("spoil", [_spoil_huge, _spoil_nested_deeper_than_a_parser_nests,
+                                   _spoil_nested_deeper_than_json_parses, _spoil_fifo, _spoil_directory])
+def test_a_huge_deep_or_special_entry_is_ignored_and_never_waited_on(cache, tmp_path, monkeypatch, spoil):
+    import time
+
+    path = tmp_path / "rules" / "cann.toml"  # a user's file: the per-user cache serves it (no shipped entry)
+    path.parent.mkdir()
+    path.write_bytes((RULES / "cann.toml").read_bytes() + b"# a user's copy\n")
+    good = read_toml(path)
+    entry = _entry(cache, path)
+    assert entry.is_file()
+    spoil(entry)
+    kind = entry.lstat().st_mode & 0o170000
+    calls = _parses(monkeypatch)
+    start = time.monotonic()
+    assert read_toml(path) == good and len(calls) == 1  # parsed again, not taken from the entry
+    assert time.monotonic() - start < 5  # a FIFO is never opened for a blocking read
+    if spoil in (_spoil_fifo, _spoil_directory):
+        assert entry.lstat().st_mode & 0o170000 == kind  # a special file is never replaced
+    else:
+        assert read_toml(path) == good and len(calls) == 1  # the rebuilt entry serves
+
+
+def test_validate_survives_a_cache_entry_nested_deeper_than_a_parser_nests(cache, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from promote_cli.cli import main
+    from promote_cli.oracle import registry
+
+    path = tmp_path / "rules" / "cann.toml"
+    path.parent.mkdir()
+    path.write_bytes((RULES / "cann.toml").read_bytes() + b"# a user's copy\n")
+    monkeypatch.setenv("PROMOTE_RULES_PATH", str(path.parent))
+    read_toml(path)
+    _spoil_nested_deeper_than_a_parser_nests(_entry(cache, path))
+    registry.clear_cache()
+    try:
+        for args in (["validate", str(path)], ["query", "i8", "u8", "-f", "cann"]):
+            result = CliRunner().invoke(main, args)
+            assert result.exit_code == 0 and result.stderr == "", (args, result.stderr)
+    finally:
+        registry.clear_cache()
+
+
+def test_shallow_measures_nesting():
+    assert tomlcache.shallow(_deep(tomlcache.MAX_ENTRY_DEPTH))
+    assert not tomlcache.shallow(_deep(tomlcache.MAX_ENTRY_DEPTH + 1))
+    assert tomlcache.shallow([[[]]], 3) and not tomlcache.shallow([[[]]], 2) and tomlcache.shallow("x", 0)
+    assert not tomlcache.shallow({"a": [1, {"b": [{}]}]}, 4) and tomlcache.shallow({"a": [1, {"b": [{}]}]}, 5)

@@ -228,7 +228,7 @@ def _put_new(tmp: str, target: OutputTarget, force: bool) -> None:
     """Give `tmp` the name `target.write_path`, which must not exist."""
     dst = target.write_path
     taken = (
-        f"{target.path}: appeared while the cast ran (two outputs on one file?); left as it is"
+        f"{target.path}: appeared while the output was written (two outputs on one file?); left as it is"
         if force
         else f"{target.path}: already exists (use --force to overwrite)"
     )
@@ -295,7 +295,7 @@ def atomic_output(dst: str | os.PathLike, *, force: bool = False, protect: tuple
                     _put_new(tmp, target, force)
                 else:
                     if not stat.S_ISREG(now.st_mode) or _identity(now) != target.replaces.key:
-                        raise UsageError(f"{dst}: was replaced while the cast ran; left as it is")
+                        raise UsageError(f"{dst}: was replaced while the output was written; left as it is")
                     os.replace(tmp, target.write_path)
         except OSError as e:
             raise UsageError(f"{dst}: cannot write output: {os_message(e)}") from None

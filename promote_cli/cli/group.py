@@ -12,7 +12,8 @@ import click
 from click.shell_completion import add_completion_class
 
 from promote_cli.cli.formats import one_line
-from promote_cli.cli.options import BashComplete
+from promote_cli.cli.fast import COMPLETION_VARIABLE
+from promote_cli.cli.options import BashComplete, check_completion_request
 from promote_cli.cli.streams import (
     EXIT_BROKEN_PIPE,
     internal_error,
@@ -71,6 +72,7 @@ class PromoteGroup(click.Group):
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         tolerant()
         try:
+            check_completion_request(os.environ, complete_var or COMPLETION_VARIABLE)
             code = super().main(args, prog_name or "promote", complete_var, standalone_mode=False, **extra)
             sys.stdout.flush()  # a reader that went away is noticed here, not at interpreter exit
         except click.exceptions.Exit as exc:

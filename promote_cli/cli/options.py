@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 from click.shell_completion import BashComplete as _BashComplete
-from click.shell_completion import CompletionItem
+from click.shell_completion import CompletionItem, get_completion_class
 
 from promote_cli.cli.arguments import (  # noqa: F401  (the commands import them from here)
     MAX_TYPES,
@@ -14,6 +14,7 @@ from promote_cli.cli.arguments import (  # noqa: F401  (the commands import them
     parse_types,
     require_framework,
 )
+from promote_cli.errors import UsageError
 
 
 def _complete_framework(ctx, param, incomplete):
@@ -199,6 +200,29 @@ class BashComplete(_BashComplete):
             kind = "nospace" if item.type == "plain" and value.endswith((":", "=", ",")) else item.type
             lines.append(f"{kind},{value}")
         return "\n".join(lines)
+
+
+#: the shells whose COMP_CWORD is the index of the word being completed (fish's is the word itself)
+_INDEXED_SHELLS = ("bash", "zsh")
+
+
+def check_completion_request(environ, variable: str) -> None:
+    """A one-line UsageError for a shell-completion request Click would fail on or ignore silently: an unknown
+    shell or instruction in `variable` (`bash_complete`, `zsh_source`, ...), no COMP_WORDS, or a COMP_CWORD
+    that is not a word's index."""
+    request = environ.get(variable)
+    if request is None:
+        return
+    shell, _, instruction = request.partition("_")
+    if get_completion_class(shell) is None or instruction not in ("source", "complete"):
+        raise UsageError(f"{variable}={request!r}: expected SHELL_source or SHELL_complete (SHELL: bash, zsh, fish)")
+    if instruction != "complete":
+        return
+    if "COMP_WORDS" not in environ:
+        raise UsageError(f"{variable}={request}: COMP_WORDS is not set")
+    cword = environ.get("COMP_CWORD", "")
+    if shell in _INDEXED_SHELLS and not (cword.isascii() and cword.isdigit()):
+        raise UsageError(f"{variable}={request}: COMP_CWORD must be the index of a word, got {cword!r}")
 
 
 color_option = click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",

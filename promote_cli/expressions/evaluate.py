@@ -12,7 +12,9 @@ semantics, only the shape every framework shares:
   operator's `literal_range`, `refuse_if` and `result` take it from there;
 - a result is weak when the ruleset's answer or the operator's `result` says so; its rank
   is the largest of its operands' (a tensor dominates, 0-d with 0-d stays 0-d, a call on
-  Python scalars alone gives a rank-0 array); a weak variable is rank 0.
+  Python scalars alone gives a rank-0 array); a weak variable (`w:weak:f32`) is a weakly
+  typed tensor, as the expression probes make it (`probes/expression_frameworks.py`), so
+  where its result is no longer weak it is a tensor (`w:weak:f32 + s:0d:f16` is `f16` in JAX).
 """
 
 from __future__ import annotations
@@ -208,7 +210,7 @@ class _Evaluator:
                 self.variables[node.name] = (operand, node)
         else:
             operand = known[0]
-        rank = None if operand.form == PYTHON else 0 if operand.form == RANK0 else 1
+        rank = None if operand.form == PYTHON else 0 if operand.form == RANK0 else 1  # weak: a tensor
         step = Step("variable", "", self.source(node), node.span, str(operand), "declared")
         return _Value(operand, rank), step
 

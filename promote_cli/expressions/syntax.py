@@ -79,7 +79,7 @@ def caret_lines(text: str, start: int, end: int | None = None, limit: int = 100)
     suffix = "..." if last < len(pieces) else ""
     lead = _width(prefix + "".join(pieces[first:start]))
     span = max(1, _width("".join(pieces[start:min(end, last)])))
-    return [f"  {prefix}{shown}{suffix}".rstrip(), "  " + " " * lead + "^" * span]
+    return ["  " + f"{prefix}{shown}{suffix}".rstrip(), "  " + " " * lead + "^" * span]
 
 
 @dataclass
