@@ -604,12 +604,14 @@ def test_a_cast_with_no_process_to_be_had_is_done_in_one(tmp_path, monkeypatch):
 @pytest.mark.parametrize("args, said", [
     (["cast"], "promote cast: Missing argument"), (["cast", "w.npy"], "promote cast: Missing option '--to'"),
     (["cast", "w.npy", "--to", "f16", "--mode", "x"], "promote cast: Invalid value for '--mode'"),
-    (["rescale", "--bogus"], "promote rescale: No such option '--bogus'"),
-    (["query", "--bogus"], "promote: No such option '--bogus'"),
+    (["rescale", "--bogus"], "promote rescale: No such option"),
+    (["query", "--bogus"], "promote: No such option"),
 ])
 def test_an_argument_error_speaks_as_the_command_s_other_diagnostics_do(args, said):
     code, out, err = run_cli(*args)
     assert code == 2 and out == "" and err.startswith(said) and len(err.splitlines()) == 1
+    if "--bogus" in args:
+        assert "--bogus" in err   # Click 8.2.0 says `No such option: --bogus`, later ones quote it
 
 
 def test_a_missing_file_reads_the_same_in_every_command(tmp_path):
