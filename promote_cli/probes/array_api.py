@@ -28,7 +28,7 @@ import itertools
 import operator
 import platform
 
-from promote_cli.probes.cases import pair_groups
+from promote_cli.probes.cases import ask_every, pair_groups
 from promote_cli.probes.dtype_names import NATIVE, PY_VALUES, canonical, first_line
 
 FRAMEWORK = "array-api"
@@ -107,17 +107,11 @@ def record(api_version: str | None = None) -> dict:
 
     api_version = api_version or api_versions()[-1]
     before = xp.get_array_api_strict_flags()["api_version"]
-    cases, nary = [], []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         xp.set_array_api_strict_flags(api_version=api_version)
         try:
-            for op, a, b in pair_cases():
-                result, error = ask(op, [a, b])
-                cases.append([op, a, b, {}, result, error])
-            for triple in itertools.product(TRIPLE_OPERANDS, repeat=3):
-                result, error = ask("result_type", list(triple))
-                nary.append(["result_type", list(triple), None, {}, result, error])
+            cases, nary = ask_every(ask, pair_cases(), TRIPLE_OPERANDS, {})
         finally:
             xp.set_array_api_strict_flags(api_version=before)
     return {

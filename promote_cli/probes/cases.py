@@ -8,7 +8,7 @@ the same groups, in the same order; each chooses which ops ask which of them.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 #: the Python scalar operands, in the order the recordings ask them
 SCALARS = tuple(f"py:{kind}" for kind in ("bool", "int", "float", "complex"))
@@ -32,3 +32,19 @@ def pair_groups(types: Iterable[str], scalars: Iterable[str] = SCALARS) -> Itera
 def without_0d(pairs: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
     """The pairs in which no operand is a 0-d tensor."""
     return [(a, b) for a, b in pairs if not (a.startswith("0d:") or b.startswith("0d:"))]
+
+
+def ask_every(ask: Callable, pairs: Iterable[tuple[str, str, str]], triple_operands: Iterable[str],
+              options: dict) -> tuple[list, list]:
+    """Ask ``ask(op, operands) -> (result, error)`` every ``(op, a, b)`` pair and the
+    ``result_type`` of every ordered triple of `triple_operands`; return the recording's
+    pair cases ``[op, a, b, options, result, error]`` and N-operand cases
+    ``["result_type", [a, b, c], None, options, result, error]``."""
+    cases, nary = [], []
+    for op, a, b in pairs:
+        result, error = ask(op, [a, b])
+        cases.append([op, a, b, options, result, error])
+    for triple in itertools.product(list(triple_operands), repeat=3):
+        result, error = ask("result_type", list(triple))
+        nary.append(["result_type", list(triple), None, options, result, error])
+    return cases, nary

@@ -49,6 +49,7 @@ import re
 import subprocess
 import sys
 
+from promote_cli.probes.cases import ask_every
 from promote_cli.probes.dtype_names import CANONICAL, PY_VALUES, canonical, first_line, np_dtype
 
 FRAMEWORK = "jax"
@@ -194,12 +195,9 @@ def record_mode() -> list:
     for mode in MODES:
         options = {"x64": x64, "numpy_dtype_promotion": mode}
         with jax.numpy_dtype_promotion(mode):
-            for op, a, b in pair_cases():
-                result, error = ask(op, [a, b])
-                cases.append([op, a, b, options, result, error])
-            for triple in itertools.product(TRIPLE_OPERANDS, repeat=3):
-                result, error = ask("result_type", list(triple))
-                nary.append(["result_type", list(triple), None, options, result, error])
+            mode_cases, mode_nary = ask_every(ask, pair_cases(), TRIPLE_OPERANDS, options)
+        cases += mode_cases
+        nary += mode_nary
     return cases, nary
 
 

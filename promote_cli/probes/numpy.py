@@ -28,7 +28,7 @@ import itertools
 import operator
 import platform
 
-from promote_cli.probes.cases import pair_groups, without_0d
+from promote_cli.probes.cases import ask_every, pair_groups, without_0d
 from promote_cli.probes.dtype_names import CANONICAL, PY_VALUES, canonical, first_line, np_dtype
 
 FRAMEWORK = "numpy"
@@ -113,13 +113,7 @@ def record() -> dict:
         raise RuntimeError("numpy and ml_dtypes are not importable; pip install numpy ml_dtypes")
     import ml_dtypes  # noqa: PLC0415
 
-    cases, nary = [], []
-    for op, a, b in pair_cases():
-        result, error = ask(op, [a, b])
-        cases.append([op, a, b, {}, result, error])
-    for triple in itertools.product(TRIPLE_OPERANDS, repeat=3):
-        result, error = ask("result_type", list(triple))
-        nary.append(["result_type", list(triple), None, {}, result, error])
+    cases, nary = ask_every(ask, pair_cases(), TRIPLE_OPERANDS, {})
     return {
         "ruleset": FRAMEWORK,
         "package": PACKAGE,
