@@ -12,6 +12,7 @@ when one is absent.
 from __future__ import annotations
 
 import os
+from abc import ABC, abstractmethod
 
 from promote_cli.oracle import registry
 from promote_cli.probes import array_api as array_api_probe
@@ -22,6 +23,7 @@ from promote_cli.probes import tensorflow as tensorflow_probe
 from promote_cli.probes import torch as torch_probe
 from promote_cli.probes.dtype_names import canonical, first_line, np_dtype
 from promote_cli.vocab.operands import PYTHON, RANK0, WEAK, Operand
+from promote_cli.vocab.operators import CALLS
 
 #: the values of a variable's elements (a rank >= 1 tensor, weakly typed ones too), of a rank-0
 #: variable, and of a bool one: small and positive, so that no outcome depends on them (no
@@ -60,8 +62,8 @@ def _shaped_form(rank: int, dtype_name: str, weak: bool = False) -> str:
     return f"0d:{dtype_name}" if rank == 0 else dtype_name
 
 
-class Framework:
-    """The generic part: defaults that the frameworks below override."""
+class Framework(ABC):
+    """The generic part: what every framework below defines, and defaults it may override."""
 
     name = ""
     package = ""
@@ -69,9 +71,9 @@ class Framework:
     weak = False                      # can a variable be weakly typed (``w:weak:f32``)?
     option_sets: tuple = ({},)
 
+    @abstractmethod
     def types(self) -> set:
         """The canonical dtype names the framework has."""
-        raise NotImplementedError
 
     def version(self) -> str | None:
         return self.probe.version()
@@ -87,14 +89,23 @@ class Framework:
     def setup(self, options: dict) -> None:
         """Set this process up for `options`, before anything is computed."""
 
+    @abstractmethod
     def value(self, operand: Operand):
-        raise NotImplementedError
+        """The framework's value of a typed variable (or the Python scalar of a ``py:`` one)."""
+
+    @abstractmethod
+    def namespace(self):
+        """The module whose functions the expression's calls (``maximum``, ``where``, ...) are."""
 
     def functions(self) -> dict:
-        raise NotImplementedError
+        """Each callable name of the syntax as the namespace's function of that name, looked up
+        when called: a function the framework lacks is then that call's error, as in a script."""
+        namespace = self.namespace()
+        return {name: (lambda *args, _name=name: getattr(namespace, _name)(*args)) for name in CALLS}
 
+    @abstractmethod
     def form(self, value) -> str | None:
-        raise NotImplementedError
+        """The result's operand (``weak:f32``, ``0d:i8``, ``i16``), or None for a Python value."""
 
     def error(self, exc: BaseException) -> str:
         return self.probe.clean_error(exc)
@@ -114,10 +125,10 @@ class NumPy(Framework):
     def value(self, operand):
         return _python_value(operand) if operand.form == PYTHON else _numpy_array(operand)
 
-    def functions(self):
-        import numpy as np  # noqa: PLC0415
+    def namespace(self):
+        import numpy  # noqa: PLC0415
 
-        return {"maximum": np.maximum, "minimum": np.minimum, "where": np.where}
+        return numpy
 
     def form(self, value):
         import numpy as np  # noqa: PLC0415
@@ -170,10 +181,10 @@ class JAX(Framework):
             array = lax._convert_element_type(array, array.dtype, weak_type=True)
         return array
 
-    def functions(self):
+    def namespace(self):
         import jax.numpy as jnp  # noqa: PLC0415
 
-        return {"maximum": jnp.maximum, "minimum": jnp.minimum, "where": jnp.where}
+        return jnp
 
     def form(self, value):
         import jax  # noqa: PLC0415
@@ -203,10 +214,10 @@ class Torch(Framework):
         dtype = getattr(torch, torch_probe.TO_TORCH[operand.dtype.name])
         return torch.tensor(elements).to(dtype).reshape(shape)
 
-    def functions(self):
+    def namespace(self):
         import torch  # noqa: PLC0415
 
-        return {"maximum": torch.maximum, "minimum": torch.minimum, "where": torch.where}
+        return torch
 
     def form(self, value):
         import torch  # noqa: PLC0415
@@ -236,10 +247,10 @@ class Paddle(Framework):
         base = paddle.to_tensor(np.asarray(elements, dtype=np.int32).reshape(shape))
         return paddle.cast(base, getattr(paddle, paddle_probe.TO_PADDLE[operand.dtype.name]))
 
-    def functions(self):
+    def namespace(self):
         import paddle  # noqa: PLC0415
 
-        return {"maximum": paddle.maximum, "minimum": paddle.minimum, "where": paddle.where}
+        return paddle
 
     def form(self, value):
         import paddle  # noqa: PLC0415
@@ -290,10 +301,10 @@ class TensorFlow(Framework):
             return weak_tensor.WeakTensor.from_tensor(tensor)
         return tensor
 
-    def functions(self):
+    def namespace(self):
         import tensorflow.experimental.numpy as tnp  # noqa: PLC0415
 
-        return {"maximum": tnp.maximum, "minimum": tnp.minimum, "where": tnp.where}
+        return tnp
 
     def form(self, value):
         import tensorflow as tf  # noqa: PLC0415
@@ -342,10 +353,10 @@ class ArrayAPI(Framework):
             return _python_value(operand)
         return xp.asarray(_numpy_array(operand))
 
-    def functions(self):
+    def namespace(self):
         import array_api_strict as xp  # noqa: PLC0415
 
-        return {name: (lambda *args, _name=name: getattr(xp, _name)(*args)) for name in ("maximum", "minimum", "where")}
+        return xp
 
     def form(self, value):
         import array_api_strict as xp  # noqa: PLC0415
