@@ -71,3 +71,19 @@ def test_tagged_plan_serves_sixteen_bit_sources():
     assert chosen[("f16", "f32")] != "tagged"
     with pytest.raises(ValueError):
         tables.Table("f16", "f64", False, plan="tagged")
+
+
+@pytest.mark.parametrize("src,dst,saturate", [t for t in TRIPLES if numpy_dtype(t[0]).itemsize <= 2])
+def test_distinct_rows_are_numpys_unique_rows(src, dst, saturate):
+    """The classes of the tagged plan: the rows and row numbers `np.unique(axis=0)` gives, found faster."""
+    ind = tables.Table(src, dst, saturate).indicators
+    rows, cls = np.unique(ind, axis=0, return_inverse=True)
+    got_rows, got_cls = tables._distinct_rows(ind)
+    assert got_rows.tolist() == rows.tolist()
+    assert got_cls.tolist() == cls.reshape(-1).tolist()
+
+
+def test_distinct_rows_of_a_matrix_that_is_not_zero_one():
+    ind = np.array([[2, 0], [0, 1], [2, 0], [0, 0]])
+    rows, cls = tables._distinct_rows(ind)
+    assert rows.tolist() == [[0, 0], [0, 1], [2, 0]] and cls.tolist() == [2, 1, 2, 0]
