@@ -21,13 +21,16 @@ import time
 import numpy as np
 import pytest
 
-from promote_cli.cli.commands.cast import files_done
+from promote_cli.cli.casting import files_done
 
 WIDTH, HEIGHT = 100, 30
 
-#: the cast command, with the one-file progress bar shown from 1 byte on (it is 64 MiB)
-SCRIPT = ("import sys, promote_cli.cli.commands.cast as c; c.PROGRESS_MIN_BYTES = 1; "
-          "from promote_cli.cli import main; sys.argv[0] = 'promote'; main()")
+#: the cast command, with the one-file progress bar shown from 1 byte on (it is 64 MiB), through the Click
+#: group (`main`) or the console script's entry (`run`, which takes the Click-free path)
+SCRIPT = ("import sys, promote_cli.cli.casting as c; c.PROGRESS_MIN_BYTES = 1; "
+          "from promote_cli.cli import {entry}; sys.argv[0] = 'promote'; {entry}()")
+
+ENTRIES = pytest.mark.parametrize("entry", ["main", "run"])
 
 CSI = re.compile(r"\x1b\[([?0-9;]*)([A-Za-z])")
 
@@ -84,13 +87,13 @@ class Screen:
         return ["".join(r).rstrip() for r in self.rows if "".join(r).strip()]
 
 
-def on_terminal(args: list[str], cwd) -> tuple[int, str]:
+def on_terminal(args: list[str], cwd, entry: str = "main") -> tuple[int, str]:
     """Run `promote ARGS` with stdout and stderr on a 100 x 30 terminal: (exit code, what it wrote)."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", HEIGHT, WIDTH, 0, 0))
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "COLUMNS", "LINES")}
     env["TERM"] = "xterm-256color"
-    proc = subprocess.Popen([sys.executable, "-c", SCRIPT, *args], stdin=subprocess.DEVNULL, stdout=slave,
+    proc = subprocess.Popen([sys.executable, "-c", SCRIPT.format(entry=entry), *args], stdin=subprocess.DEVNULL, stdout=slave,
                             stderr=slave, cwd=cwd, env=env, close_fds=True)
     os.close(slave)
     chunks = []
@@ -127,8 +130,9 @@ def _no_bar_left(lines):
     return not any("━" in line or "files" in line and "/" in line and "->" not in line for line in lines)
 
 
-def test_one_file_report_is_printed_on_its_own_lines_not_onto_the_bar(files):
-    code, raw = on_terminal(["cast", "m0.npy", "--to", "f16"], files)
+@ENTRIES
+def test_one_file_report_is_printed_on_its_own_lines_not_onto_the_bar(files, entry):
+    code, raw = on_terminal(["cast", "m0.npy", "--to", "f16"], files, entry)
     assert code == 0, raw
     assert "cast m0.npy" in raw and "━" in raw  # the bar was drawn
     frames = [f for f in re.split(r"[\r\n]", CSI.sub("", raw)) if "cast m0.npy" in f]
@@ -141,9 +145,10 @@ def test_one_file_report_is_printed_on_its_own_lines_not_onto_the_bar(files):
     assert _no_bar_left(lines), lines
 
 
-def test_several_files_count_files_and_name_the_file_a_refusal_concerns(files):
+@ENTRIES
+def test_several_files_count_files_and_name_the_file_a_refusal_concerns(files, entry):
     args = ["cast", "m0.npy", "m1.npy", "ints.npy", "m2.npy", "m3.npy", "--to", "f16", "-j", "1"]
-    code, raw = on_terminal(args, files)
+    code, raw = on_terminal(args, files, entry)
     assert code == 2, raw
     assert f"cast {files_done(0, 5)}" in raw and f"cast {files_done(4, 5)}" in raw and "bytes" not in raw
     screen = Screen(WIDTH)

@@ -1,17 +1,21 @@
-"""`promote query` without Click, for the invocations scripts make thousands of times.
+"""`promote query` and `promote cast` without Click, for the invocations scripts make thousands of times.
 
-The console script asks `run(argv)` first. It answers only these shapes, the options anywhere among the
-operands, each option and its value as two words:
+The console script asks `run(argv)` first. It takes only these shapes, the options anywhere among the
+operands or inputs, each option and its value as two words:
 
     query A B [C ...] [-f|--framework FW] [--op OP] [-O|--option KEY=VALUE]... [--format text|json]
+    cast IN... --to T [-o|--output OUT] [--from F] [--mode tosa|extended] [--saturate] [--force]
+         [--format text|json] [--fail-on overflow|inexact|nan]... [-j|--jobs N]
 
 (`-f` may be left to `$PROMOTE_FRAMEWORK`, as the Click option allows). It prints what the Click command
-prints by calling the same function (`answer.printed`). Anything else returns None before anything is
-written, and the Click group then handles the whole invocation: another command, help, `--batch`, shell
-completion, an option given twice or spelled another way (`-fcann`, `--op=add`), a value or an operand that
-begins with `-`, standard streams that are not UTF-8 (Click re-encodes those), and every error (the
-question is asked again there and reported as the contract says). `tests/test_fast_path.py` runs many
-invocations both ways and compares stdout, stderr and the exit code byte for byte.
+prints by calling the same function (`answer.printed`; `casting.cast`). Anything else returns None before
+anything is done, and the Click group then handles the whole invocation: another command, help, `--batch`,
+shell completion, an option given twice or spelled another way (`-fcann`, `--op=add`, `-j2`), a value, an
+operand or an input that begins with `-`, a value that is not one of the option's choices (`--jobs 0`),
+standard streams that are not UTF-8 (Click re-encodes those), and every error of a query (the question is
+asked again there and reported as the contract says). A cast, once begun, reports its own errors as the
+Click command does. `tests/test_fast_path.py` and `tests/test_fast_cast.py` run many invocations both
+ways and compare stdout, stderr, the exit code (and a cast's files) byte for byte.
 """
 
 from __future__ import annotations
@@ -19,8 +23,8 @@ from __future__ import annotations
 import os
 import sys
 
-from promote_cli.cli import answer, streams
-from promote_cli.errors import EXIT_USAGE, one_line
+from promote_cli.cli import streams
+from promote_cli.errors import EXIT_USAGE, PromoteError, one_line
 
 #: each option this path knows: the parameter it sets
 OPTIONS = {"-f": "framework", "--framework": "framework", "--op": "op", "--format": "fmt",
@@ -28,6 +32,14 @@ OPTIONS = {"-f": "framework", "--framework": "framework", "--op": "op", "--forma
 FORMATS = ("text", "json")
 FRAMEWORK_VARIABLE = "PROMOTE_FRAMEWORK"
 COMPLETION_VARIABLE = "_PROMOTE_COMPLETE"  # Click's shell completion for a program named `promote`
+
+#: each option of `cast` this path knows that takes a value: the parameter it sets
+CAST_OPTIONS = {"--to": "to", "-o": "output", "--output": "output", "--from": "from_", "--mode": "mode",
+                "--format": "fmt", "--fail-on": "fail_on", "-j": "jobs", "--jobs": "jobs"}
+#: the flags of `cast` (no value)
+CAST_FLAGS = {"--saturate": "saturate", "--force": "force"}
+#: the values the Click command's choices allow
+CAST_CHOICES = {"mode": ("tosa", "extended"), "fmt": FORMATS, "fail_on": ("overflow", "inexact", "nan")}
 
 
 def recognise(argv: list[str], environ) -> dict | None:
@@ -65,16 +77,63 @@ def recognise(argv: list[str], environ) -> dict | None:
     return given
 
 
+def recognise_cast(argv: list[str], environ) -> dict | None:
+    """The arguments of `casting.cast` for an invocation of the cast shape above, else None."""
+    if len(argv) < 4 or argv[0] != "cast" or COMPLETION_VARIABLE in environ:
+        return None
+    given: dict = {"to": None, "output": None, "from_": None, "mode": None, "saturate": False, "force": False,
+                   "fmt": None, "fail_on": [], "jobs": None}
+    inputs = []
+    words = iter(argv[1:])
+    for word in words:
+        if not word.startswith("-"):
+            inputs.append(word)
+            continue
+        flag = CAST_FLAGS.get(word)
+        if flag is not None:
+            if given[flag]:
+                return None
+            given[flag] = True
+            continue
+        name = CAST_OPTIONS.get(word)
+        value = next(words, None)
+        if name is None or value is None or value.startswith("-"):
+            return None
+        if name in CAST_CHOICES and value not in CAST_CHOICES[name]:
+            return None
+        if name == "fail_on":
+            given[name].append(value)
+        elif given[name] is not None:
+            return None
+        else:
+            given[name] = value
+    if not inputs or given["to"] is None:
+        return None
+    if given["jobs"] is not None:
+        if not (given["jobs"].isascii() and given["jobs"].isdigit()) or int(given["jobs"]) < 1:
+            return None
+        given["jobs"] = int(given["jobs"])
+    given["mode"] = given["mode"] or "tosa"
+    given["fmt"] = given["fmt"] or "text"
+    given["inputs"] = tuple(inputs)
+    given["fail_on"] = tuple(given["fail_on"])
+    return given
+
+
 def _utf8(stream) -> bool:
     encoding = getattr(stream, "encoding", None)
     return bool(encoding) and encoding.replace("_", "-").lower() in ("utf-8", "utf8")
 
 
 def run(argv: list[str]) -> int | None:
-    """The exit code of a query this path answered (its output written), or None: ask Click."""
+    """The exit code of a query or a cast this path did (its output written), or None: ask Click."""
+    if argv[:1] == ["cast"]:
+        return _cast(argv)
     call = recognise(argv, os.environ)
     if call is None or not _utf8(sys.stdout) or not _utf8(sys.stderr):
         return None
+    from promote_cli.cli import answer
+
     try:
         text, diagnostic, code = answer.printed(**call)
     except KeyboardInterrupt:
@@ -98,4 +157,40 @@ def run(argv: list[str]) -> int | None:
         except OSError:
             pass
         return EXIT_USAGE
+    return code
+
+
+def _cast(argv: list[str]) -> int | None:
+    """A cast of the common shape, run as the Click command runs it (errors reported as the Click group
+    reports what escapes a command); None for any other."""
+    call = recognise_cast(argv, os.environ)
+    if call is None or not _utf8(sys.stdout) or not _utf8(sys.stderr):
+        return None
+    streams.tolerant()
+    try:
+        from promote_cli.cli import casting
+
+        return casting.cast(**call)
+    except KeyboardInterrupt:
+        return _said("\npromote: aborted\n", 130)
+    except BrokenPipeError:
+        return streams.reader_gone()
+    except PromoteError as exc:
+        lines = getattr(exc, "context_lines", None)
+        return _said("".join(f"{line}\n" for line in [f"promote: {one_line(str(exc))}", *(lines() if lines else ())]),
+                     exc.exit_code)
+    except Exception as exc:  # noqa: BLE001 - a bug of ours: one line, the traceback on request
+        if os.environ.get("PROMOTE_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
+        return _said(f"promote: {one_line(streams.internal_error(exc))}\n", EXIT_USAGE)
+
+
+def _said(text: str, code: int) -> int:
+    """`code`, once `text` is on stderr (as far as stderr can take it)."""
+    try:
+        streams.write(text, err=True)
+    except OSError:
+        pass
     return code

@@ -21,6 +21,13 @@ def tolerant() -> None:
                 pass
 
 
+def write(text: str, err: bool = False) -> None:
+    """Text on stdout (stderr when `err`) as it is, flushed at once (as `click.echo` writes to a UTF-8 stream)."""
+    stream = sys.stderr if err else sys.stdout
+    stream.write(text)
+    stream.flush()
+
+
 def reader_gone() -> int:
     """The reader of stdout went away (`promote table | head -1`): stop quietly, not as a refusal."""
     try:

@@ -1,106 +1,17 @@
 """`promote cast`: convert .npy files with TOSA CAST semantics.
 
-Parsing and rendering only: the public API plans and runs the casts (`plan_cast`, `run_cast`), the
-output-format interface renders each file's report.
+Parsing only: what a cast does once its options are parsed is `cli/casting.py`'s, shared with the
+Click-free path (`cli/fast.py`) that runs the common invocations.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
 
 import click
 
-import promote_cli as api
-from promote_cli.cli import formats
+from promote_cli.cli import casting
 from promote_cli.cli.options import complete_path, complete_plain_dtype
-from promote_cli.errors import EXIT_NO, EXIT_OK, PromoteError, one_line
-
-#: a single file at least this large gets a progress bar (on a terminal)
-PROGRESS_MIN_BYTES = 64 << 20
-
-
-def _fail(message: str) -> None:
-    click.echo(f"promote cast: {one_line(message)}", err=True)
-
-
-class _Progress:
-    """A Rich progress bar on stderr, only when stderr is a terminal.
-
-    One large file shows its name and bytes; several files show how many are done ("cast 3/10 files")
-    and their bytes. Every column shows something (an empty one would leave two spaces in the bar). Whatever the command prints while the bar is up goes through `aside()`, which
-    takes the bar off the screen first and draws it again after, so no report or message is
-    glued onto it.
-    """
-
-    def __init__(self, enabled: bool):
-        self.enabled = enabled
-        self.progress = None
-
-    def __enter__(self):
-        if self.enabled:
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                DownloadColumn,
-                Progress,
-                TextColumn,
-                TimeRemainingColumn,
-                TransferSpeedColumn,
-            )
-
-            self.progress = Progress(
-                TextColumn("{task.description}"),
-                BarColumn(),
-                DownloadColumn(),
-                TransferSpeedColumn(),
-                TimeRemainingColumn(),
-                console=Console(stderr=True),
-                transient=True,
-                redirect_stdout=False,
-                redirect_stderr=False,
-            )
-            self.progress.__enter__()
-        return self
-
-    def __exit__(self, *exc):
-        if self.progress is not None:
-            self.progress.__exit__(*exc)
-        return False
-
-    def file_task(self, name: str, size: int):
-        """A bar for one file of `size` bytes: a callback taking the bytes done."""
-        if self.progress is None:
-            return None
-        tid = self.progress.add_task(f"cast {name}", total=size)
-        return lambda done: self.progress.update(tid, completed=done)
-
-    def files_task(self, sizes: list[int]):
-        """A bar for several files of these sizes: a callback taking how many are done (in order)."""
-        if self.progress is None:
-            return None
-        n = len(sizes)
-        tid = self.progress.add_task(f"cast {files_done(0, n)}", total=sum(sizes))
-        return lambda k: self.progress.update(tid, completed=sum(sizes[:k]), description=f"cast {files_done(k, n)}")
-
-    @contextlib.contextmanager
-    def aside(self):
-        """Print something while the bar is up: the bar leaves the screen, then comes back below."""
-        live = self.progress is not None and self.progress.live.is_started
-        if live:
-            self.progress.stop()
-        try:
-            yield
-        finally:
-            sys.stdout.flush()
-            if live:
-                self.progress.start()
-
-
-def files_done(k: int, n: int) -> str:
-    """The count a multi-file progress bar shows."""
-    return f"{k}/{n} files"
 
 
 @click.command("cast")
@@ -133,62 +44,9 @@ def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs):
     Exit codes: 0 success; 1 a --fail-on condition happened; 2 usage or input error;
     130 interrupted.
     """
-    # SIGINT and SIGTERM raise at safe points from here on, until the process exits (put
-    # back, a late signal would hit the interpreter's exit with a traceback or a kill).
-    api.defer_signals()
-    sys.exit(_run(inputs, to, output, from_, mode, saturate, force, formats.get(fmt), fail_on, jobs))
+    sys.exit(casting.cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs, write=_echo))
 
 
-def _run(inputs, to, output, from_, mode, saturate, force, out, fail_on, jobs) -> int:
-    """Plan, cast, report; the exit code."""
-    interrupted = api.interrupted_by()
-    try:
-        plan = api.plan_cast(inputs, to, output=output, from_=from_, force=force)
-    except PromoteError as e:
-        _fail(str(e))
-        return e.exit_code
-    except interrupted:
-        _fail("interrupted; nothing written")
-        return 130
-
-    exit_code = EXIT_OK
-    try:
-        with _Progress(sys.stderr.isatty()) as bar:
-            jobs_ = plan.jobs
-            cb = tick = None
-            if len(plan.items) == 1 and jobs_ and jobs_[0].source.size >= PROGRESS_MIN_BYTES:
-                cb = bar.file_task(one_line(os.path.basename(jobs_[0].input)), jobs_[0].source.size)
-            elif len(plan.items) > 1:
-                sizes = [item.source.size if hasattr(item, "source") else 0 for item in plan.items]  # 0: refused
-                tick = bar.files_task(sizes)
-            outcomes = api.run_cast(plan, to=to, from_=from_, mode=mode, saturate=saturate, jobs=jobs, progress=cb)
-            for i, oc in enumerate(outcomes):
-                with bar.aside():
-                    exit_code = _emit(oc, out, fail_on, exit_code)
-                if tick is not None:
-                    tick(i + 1)
-    except interrupted:
-        _fail(_interrupted(plan.kept()))
-        return 130
-    return exit_code
-
-
-def _interrupted(kept: list[str]) -> str:
-    """The one line saying what an interrupted run left: the outputs it finished, if any."""
-    if not kept:
-        return "interrupted; no output written, no partial output left behind"
-    shown = ", ".join(kept[:5]) + (f" and {len(kept) - 5} more" if len(kept) > 5 else "")
-    n = len(kept)
-    return f"interrupted; kept {n} finished output{'s' if n > 1 else ''} ({shown}); no partial output left behind"
-
-
-def _emit(oc, out, fail_on, exit_code) -> int:
-    hit = [] if oc.error is not None else oc.report.triggered(fail_on)
-    formats.emit(out.cast_outcome(oc, hit))
-    if oc.error is not None:
-        _fail(oc.error)
-        return max(exit_code, oc.exit_code)
-    if hit:
-        _fail(f"{oc.report.input}: --fail-on {', '.join(hit)}")
-        return max(exit_code, EXIT_NO)
-    return exit_code
+def _echo(text: str, err: bool) -> None:
+    """Text on stdout or stderr as Click writes it (a stream whose encoding is ASCII is written in UTF-8)."""
+    click.echo(text, nl=False, err=err, color=None if err else True)

@@ -1,0 +1,167 @@
+"""What `promote cast` does once its words are parsed, made once for both ways a cast runs (the Click
+command in `commands/cast.py` and the Click-free path in `fast.py`), so that the two cannot differ: signals
+deferred, the run planned, each file cast and reported through the format interface, every diagnostic one
+line `promote cast: ...` on stderr, the exit code as the contract says.
+
+Parsing and rendering only: the public API plans and runs the casts (`plan_cast`, `run_cast`). Nothing here
+imports Click; the caller says how text reaches the streams (`write`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+
+import promote_cli as api
+from promote_cli.cli import formats, streams
+from promote_cli.errors import EXIT_NO, EXIT_OK, PromoteError, one_line
+
+#: a single file at least this large gets a progress bar (on a terminal)
+PROGRESS_MIN_BYTES = 64 << 20
+
+
+def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs, write=streams.write) -> int:
+    """Cast `inputs` as `promote cast` does with these option values; the exit code. `write(text, err)`
+    puts text on stdout, or on stderr when `err`."""
+    # SIGINT and SIGTERM raise at safe points from here on, until the process exits (put
+    # back, a late signal would hit the interpreter's exit with a traceback or a kill).
+    api.defer_signals()
+    return _run(inputs, to, output, from_, mode, saturate, force, formats.get(fmt), fail_on, jobs, write)
+
+
+def _run(inputs, to, output, from_, mode, saturate, force, out, fail_on, jobs, write) -> int:
+    """Plan, cast, report; the exit code."""
+    interrupted = api.interrupted_by()
+    try:
+        plan = api.plan_cast(inputs, to, output=output, from_=from_, force=force)
+    except PromoteError as e:
+        _fail(write, str(e))
+        return e.exit_code
+    except interrupted:
+        _fail(write, "interrupted; nothing written")
+        return 130
+
+    exit_code = EXIT_OK
+    try:
+        with _Progress(sys.stderr.isatty()) as bar:
+            jobs_ = plan.jobs
+            cb = tick = None
+            if len(plan.items) == 1 and jobs_ and jobs_[0].source.size >= PROGRESS_MIN_BYTES:
+                cb = bar.file_task(one_line(os.path.basename(jobs_[0].input)), jobs_[0].source.size)
+            elif len(plan.items) > 1:
+                sizes = [item.source.size if hasattr(item, "source") else 0 for item in plan.items]  # 0: refused
+                tick = bar.files_task(sizes)
+            outcomes = api.run_cast(plan, to=to, from_=from_, mode=mode, saturate=saturate, jobs=jobs, progress=cb)
+            for i, oc in enumerate(outcomes):
+                with bar.aside():
+                    exit_code = _emit(oc, out, fail_on, exit_code, write)
+                if tick is not None:
+                    tick(i + 1)
+    except interrupted:
+        _fail(write, _interrupted(plan.kept()))
+        return 130
+    return exit_code
+
+
+def _fail(write, message: str) -> None:
+    write(f"promote cast: {one_line(message)}\n", True)
+
+
+def _emit(oc, out, fail_on, exit_code, write) -> int:
+    hit = [] if oc.error is not None else oc.report.triggered(fail_on)
+    write(out.cast_outcome(oc, hit), False)
+    if oc.error is not None:
+        _fail(write, oc.error)
+        return max(exit_code, oc.exit_code)
+    if hit:
+        _fail(write, f"{oc.report.input}: --fail-on {', '.join(hit)}")
+        return max(exit_code, EXIT_NO)
+    return exit_code
+
+
+def _interrupted(kept: list[str]) -> str:
+    """The one line saying what an interrupted run left: the outputs it finished, if any."""
+    if not kept:
+        return "interrupted; no output written, no partial output left behind"
+    shown = ", ".join(kept[:5]) + (f" and {len(kept) - 5} more" if len(kept) > 5 else "")
+    n = len(kept)
+    return f"interrupted; kept {n} finished output{'s' if n > 1 else ''} ({shown}); no partial output left behind"
+
+
+def files_done(k: int, n: int) -> str:
+    """The count a multi-file progress bar shows."""
+    return f"{k}/{n} files"
+
+
+class _Progress:
+    """A Rich progress bar on stderr, only when stderr is a terminal.
+
+    One large file shows its name and bytes; several files show how many are done ("cast 3/10 files")
+    and their bytes. Every column shows something (an empty one would leave two spaces in the bar). Whatever the command prints while the bar is up goes through `aside()`, which
+    takes the bar off the screen first and draws it again after, so no report or message is
+    glued onto it.
+    """
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.progress = None
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                DownloadColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+                TransferSpeedColumn,
+            )
+
+            self.progress = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                DownloadColumn(),
+                TransferSpeedColumn(),
+                TimeRemainingColumn(),
+                console=Console(stderr=True),
+                transient=True,
+                redirect_stdout=False,
+                redirect_stderr=False,
+            )
+            self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        if self.progress is not None:
+            self.progress.__exit__(*exc)
+        return False
+
+    def file_task(self, name: str, size: int):
+        """A bar for one file of `size` bytes: a callback taking the bytes done."""
+        if self.progress is None:
+            return None
+        tid = self.progress.add_task(f"cast {name}", total=size)
+        return lambda done: self.progress.update(tid, completed=done)
+
+    def files_task(self, sizes: list[int]):
+        """A bar for several files of these sizes: a callback taking how many are done (in order)."""
+        if self.progress is None:
+            return None
+        n = len(sizes)
+        tid = self.progress.add_task(f"cast {files_done(0, n)}", total=sum(sizes))
+        return lambda k: self.progress.update(tid, completed=sum(sizes[:k]), description=f"cast {files_done(k, n)}")
+
+    @contextlib.contextmanager
+    def aside(self):
+        """Print something while the bar is up: the bar leaves the screen, then comes back below."""
+        live = self.progress is not None and self.progress.live.is_started
+        if live:
+            self.progress.stop()
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            if live:
+                self.progress.start()
