@@ -1,4 +1,4 @@
-"""Plain data classes for the modules on `promote query`'s start-up path.
+"""Plain data classes for the modules on the start-up paths of `promote query` and `promote cast`.
 
     class Answer(Record):
         framework: str
@@ -8,8 +8,11 @@
 A subclass lists its fields as annotations, in order, with defaults as class attributes (`factory(f)` for a
 fresh mutable value each time) and gets what `dataclasses.dataclass` would give it: `__init__` (positional or
 by keyword), `__repr__` and `__eq__` over the fields; `Record, frozen=True` also gets `__hash__` and refuses
-assignment. It exists because importing `dataclasses` imports `inspect` (about 10 ms, a fifth of a query's
-whole start-up); modules that a query does not load keep using `dataclasses`.
+assignment; `Record, kw_only=True` takes its fields by keyword only (so a field without a default may follow
+one with a default, in a subclass too). It exists because importing `dataclasses` imports `inspect` (about
+10 ms, a fifth of a query's whole start-up), and because a dataclass takes about five times as long as a
+record to make (near 1 ms each, paid at every start-up: `arrayio`'s classes are records for `promote cast`);
+other modules keep using `dataclasses`.
 """
 
 from __future__ import annotations
@@ -46,6 +49,8 @@ def _make_methods(cls):
         body.append(f"    _set(self, {name!r}, {value})" if cls._frozen else f"    self.{name} = {value}")
     mine = "".join(f"self.{name}, " for name in cls._fields)
     theirs = "".join(f"other.{name}, " for name in cls._fields)
+    if cls._kw_only and params:
+        params.insert(0, "*")
     source = (f"def __init__(self, {', '.join(params)}):\n" + ("\n".join(body) or "    pass") + "\n"
               "def __eq__(self, other):\n"
               "    if other.__class__ is not self.__class__:\n"
@@ -63,8 +68,9 @@ class Record:
     _fields: tuple[str, ...] = ()
     _defaults: dict | None = None
     _frozen = False
+    _kw_only = False
 
-    def __init_subclass__(cls, frozen: bool = False, **kwargs):
+    def __init_subclass__(cls, frozen: bool = False, kw_only: bool = False, **kwargs):
         super().__init_subclass__(**kwargs)
         fields = list(cls._fields)
         defaults = dict(cls._defaults or {})
@@ -76,10 +82,11 @@ class Record:
                 defaults[name] = cls.__dict__[name]
                 if isinstance(defaults[name], factory):
                     delattr(cls, name)  # an instance always has its own value
-            elif defaults:
+            elif defaults and not (kw_only or cls._kw_only):
                 raise TypeError(f"{cls.__name__}.{name}: a field without a default follows one with a default")
         cls._fields, cls._defaults = tuple(fields), defaults
         cls._frozen = frozen or cls._frozen
+        cls._kw_only = kw_only or cls._kw_only
         init, eq = _make_methods(cls)
         for name, method in (("__init__", init), ("__eq__", eq)):
             if name not in cls.__dict__:  # a class may write its own

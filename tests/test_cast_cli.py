@@ -76,6 +76,15 @@ def test_default_output_name_and_values(weights):
     assert _leftovers(p.parent) == []
 
 
+@pytest.mark.parametrize("src", ["w.npy", "./w.npy", "d/w.npy", "d//w.npy", "./d/./w.npy", "/d/w.npy",
+                                 "//d/w.npy", "///d/w.npy", "d/w.npy/", "d/../w.npy", "W.NPY", "w", "w.npy.npy",
+                                 ".npy", "d/.w.npy", "é/w\nx.npy", "../w.npy", "//w.npy", "d/w.npy//."])
+def test_the_default_output_is_spelled_as_pathlib_spells_it(src):
+    stem = Path(src).name[:-4] if Path(src).name.lower().endswith(".npy") else Path(src).name
+    assert castfile.default_output(src, "f16") == str(Path(src).with_name(f"{stem}.f16.npy"))
+    assert castfile.default_output(Path(src), "bf16") == str(Path(src).with_name(f"{stem}.bf16.npy"))
+
+
 @pytest.mark.parametrize("to", ["bf16", "f8e4m3", "f8e5m2", "i8"])
 def test_streamed_equals_in_memory(tmp_path, weights, to):
     p, x = weights

@@ -66,6 +66,26 @@ def test_a_field_without_a_default_after_one_with_is_refused():
             b: int
 
 
+class Report(Record, kw_only=True):
+    name: str
+    stats: dict = factory(dict)
+
+
+class CastLike(Report):
+    mode: str  # no default, after fields with defaults: allowed by keyword only
+    seconds: float = 0.0
+
+
+def test_keyword_only_records_take_keywords_only_and_in_subclasses_too():
+    r = CastLike(mode="tosa", name="w")
+    assert (r.name, r.stats, r.mode, r.seconds) == ("w", {}, "tosa", 0.0)
+    assert CastLike._fields == ("name", "stats", "mode", "seconds") and r == CastLike(name="w", mode="tosa")
+    with pytest.raises(TypeError):
+        Report("w")
+    with pytest.raises(TypeError):
+        CastLike(name="w")  # mode is still required
+
+
 def test_a_method_the_class_writes_is_kept():
     class Named(Record):
         name: str

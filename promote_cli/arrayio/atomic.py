@@ -23,14 +23,13 @@ from __future__ import annotations
 
 import errno
 import os
-import secrets
 import signal
 import stat
 from contextlib import contextmanager
-from dataclasses import dataclass
 
 from promote_cli.arrayio.files import FileId, kind_of, os_message
 from promote_cli.errors import UsageError
+from promote_cli.records import Record
 
 #: Suffix marking a temporary output file of ours.
 TEMP_MARK = ".promote-tmp-"
@@ -109,8 +108,7 @@ def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
-@dataclass(frozen=True)
-class OutputTarget:
+class OutputTarget(Record, frozen=True):
     """What writing an output will do, decided before anything is written."""
 
     path: str  # as given (for messages)
@@ -262,7 +260,7 @@ def atomic_output(dst: str | os.PathLike, *, force: bool = False, protect: tuple
         raise UsageError(f"{dst}: refusing to overwrite the input file")
     directory = os.path.dirname(target.write_path) or "."
     base = os.path.basename(target.write_path)[:_TEMP_BASE_MAX]
-    tmp = os.path.join(directory, f".{base}{TEMP_MARK}{secrets.token_hex(4)}")
+    tmp = os.path.join(directory, f".{base}{TEMP_MARK}{os.urandom(4).hex()}")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOFOLLOW", 0)
     try:
         fd = os.open(tmp, flags, 0o600 if target.replaces is not None else 0o666)

@@ -23,8 +23,6 @@ import stat
 import time
 from collections import deque
 from contextlib import nullcontext as _nullcontext
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 import numpy as np
@@ -33,6 +31,7 @@ from promote_cli.arrayio import atomic
 from promote_cli.arrayio import npy as npyio
 from promote_cli.arrayio.files import FileId, kind_of, os_message
 from promote_cli.errors import PromoteError, UsageError
+from promote_cli.records import Record, factory
 
 #: --fail-on conditions and the statistics that trigger them.
 FAIL_ON = {
@@ -70,15 +69,22 @@ def canonical_name(name: str) -> str:
     return lookup(name).name
 
 
-def default_output(src: str | os.PathLike, to: str) -> Path:
-    """`DIR/w.npy` cast to f16 is written to `DIR/w.f16.npy` (suffix `.npy` replaced)."""
-    p = Path(src)
-    stem = p.name[:-4] if p.name.lower().endswith(".npy") else p.name
-    return p.with_name(f"{stem}.{to}.npy")
+def default_output(src: str | os.PathLike, to: str) -> str:
+    """`DIR/w.npy` cast to f16 is written to `DIR/w.f16.npy` (suffix `.npy` replaced), spelled as pathlib
+    spells the path (`./DIR//w.npy` as `DIR/w.f16.npy`) without importing it."""
+    path = os.fspath(src)
+    body = path.lstrip("/")
+    slashes = len(path) - len(body)
+    root = "//" if slashes == 2 else "/" if slashes else ""  # POSIX keeps exactly two leading slashes
+    parts = [part for part in body.split("/") if part and part != "."]
+    if not parts:
+        raise ValueError(f"{path!r} has an empty name")
+    name = parts[-1]
+    stem = name[:-4] if name.lower().endswith(".npy") else name
+    return root + "/".join([*parts[:-1], f"{stem}.{to}.npy"])
 
 
-@dataclass(kw_only=True)
-class FileReport:
+class FileReport(Record, kw_only=True):
     """What one file conversion did (a cast or a rescale): the files, the types, the array, the counts.
     `as_dict` is the JSON report: these fields around the conversion's own settings (`settings()`)."""
 
@@ -89,7 +95,7 @@ class FileReport:
     shape: tuple
     fortran_order: bool
     elements: int
-    stats: dict = field(default_factory=dict)
+    stats: dict = factory(dict)
     seconds: float = 0.0
     bytes_in: int = 0
     bytes_out: int = 0
@@ -104,7 +110,6 @@ class FileReport:
                 "bytes_out": self.bytes_out}
 
 
-@dataclass(kw_only=True)
 class CastReport(FileReport):
     """What one file cast did."""
 
@@ -130,8 +135,7 @@ def _stats_dict(stats) -> dict:
     return {k: int(v) for k, v in d.items()}
 
 
-@dataclass(frozen=True)
-class CastJob:
+class CastJob(Record, frozen=True):
     """One planned file cast: the input as stat'ed and the output as checked, before
     anything was written."""
 
@@ -154,13 +158,12 @@ def _stat_input(src: str) -> FileId:
 
 
 def _plan_output(src: str, source: FileId, dst: str | None, to: str, force: bool) -> CastJob:
-    out = os.fspath(dst) if dst is not None else os.fspath(default_output(src, to))
+    out = os.fspath(dst) if dst is not None else default_output(src, to)
     target = npyio.check_output(out, force=force)
     return CastJob(src, out, source, target, target.key)
 
 
-@dataclass
-class CastPlan:
+class CastPlan(Record):
     """The casts of a run, in input order: a `CastJob` each, or the `Outcome` of an input
     refused while planning. No file of the plan is both read and written, and no two jobs
     write one file (`plan_casts` checks)."""
@@ -753,8 +756,7 @@ def expand_inputs(paths: Iterable[str | os.PathLike], to: str) -> list[str]:
     return out
 
 
-@dataclass
-class Outcome:
+class Outcome(Record):
     """The result of one file in a batch: a report, or an error message."""
 
     input: str

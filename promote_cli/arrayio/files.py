@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import os
 import stat
-from dataclasses import dataclass
 
 from promote_cli.errors import UsageError
+from promote_cli.records import Record
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -40,8 +40,7 @@ def os_message(err: OSError) -> str:
     return err.strerror or type(err).__name__
 
 
-@dataclass(frozen=True)
-class FileId:
+class FileId(Record, frozen=True):
     """A file's identity (device and inode) and the state a reader relies on."""
 
     dev: int

@@ -33,7 +33,6 @@ import os
 import re
 import struct
 import warnings
-from dataclasses import dataclass
 from typing import Iterator
 
 import ml_dtypes  # noqa: F401  (registers bfloat16, float8_* ... with numpy)
@@ -53,6 +52,7 @@ from promote_cli.arrayio.atomic import (  # noqa: F401  (re-exported)
 )
 from promote_cli.arrayio.files import FileId, open_regular, os_message, pread_into
 from promote_cli.errors import UsageError
+from promote_cli.records import Record
 
 #: Upper bound of one chunk's input bytes when streaming.
 DEFAULT_CHUNK_BYTES = 4 << 20
@@ -122,8 +122,7 @@ def _dtype_of_descr(descr: str) -> np.dtype:
 # --------------------------------------------------------------------------- header
 
 
-@dataclass(frozen=True)
-class NpyHeader:
+class NpyHeader(Record, frozen=True):
     """What the header of a `.npy` file says, and where its data starts."""
 
     path: str
@@ -311,8 +310,7 @@ def read_header(path: str | os.PathLike) -> NpyHeader:
 # --------------------------------------------------------------------------- source dtype
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(Record, frozen=True):
     """How to turn stored bytes into native arrays of a canonical dtype."""
 
     canonical: str

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
 
 from promote_cli.arrayio.castfile import FileReport
 from promote_cli.errors import UsageError
 from promote_cli.numerics.rescale_rules import ROUNDING
 
 
-@dataclass(kw_only=True)
-class RescaleReport(FileReport):
+class RescaleReport(FileReport):  # a Record, keyword-only as its base
     """What one file rescale did."""
 
     scale32: bool
