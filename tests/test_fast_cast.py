@@ -250,7 +250,7 @@ def test_both_paths_print_the_same_bytes_exit_alike_and_leave_the_same_files(com
 
 
 def test_the_fast_path_runs_the_common_shapes_and_leaves_the_rest(compared):
-    cases, fast, _ = compared
+    _, fast, _ = compared
     simple = fast[: len(SIMPLE)]
     assert all(r["fast"] for r in simple), [a for a, r in zip(SIMPLE, simple) if not r["fast"]]
     edges = fast[len(SIMPLE): len(SIMPLE) + len(EDGES)]
@@ -279,6 +279,26 @@ def test_a_simple_cast_writes_what_it_says(compared):
     assert fast[4]["code"] == 1 and "a.npy: --fail-on inexact, nan" in fast[4]["err"]
     assert fast[7]["err"] == "promote cast: a.f16.npy: already exists (use --force to overwrite)\n"
     assert (fast[8]["code"], fast[9]["code"]) == (2, 2)
+
+
+def test_the_fast_path_knows_the_click_commands_options_as_they_are():
+    """Every option the fast path takes is the Click command's, with its choices and the same parameter; so
+    that a value the command refuses is never taken here (a new choice there is only left to Click)."""
+    import click
+
+    from promote_cli.cli import fast
+    from promote_cli.cli.commands.cast import cast
+
+    params = {p.name: p for p in cast.params}
+    for word, name in {**fast.CAST_OPTIONS, **fast.CAST_FLAGS}.items():
+        assert word in params[name].opts, (word, name)
+    flags = {name for name, p in params.items() if isinstance(p, click.Option) and p.is_flag}
+    assert flags == set(fast.CAST_FLAGS.values())
+    assert set(params) == {"inputs", *fast.CAST_OPTIONS.values(), *fast.CAST_FLAGS.values()}  # each option known
+    for name, choices in fast.CAST_CHOICES.items():
+        assert tuple(params[name].type.choices) == choices, name
+    assert params["jobs"].type.min == 1 and params["fail_on"].multiple and params["inputs"].required
+    assert params["to"].required and params["mode"].default == "tosa" and params["fmt"].default == "text"
 
 
 def _modules_of_a_cast(argv: list[str], cwd) -> set[str]:

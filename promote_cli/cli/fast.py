@@ -39,7 +39,7 @@ CAST_OPTIONS = {"--to": "to", "-o": "output", "--output": "output", "--from": "f
 #: the flags of `cast` (no value)
 CAST_FLAGS = {"--saturate": "saturate", "--force": "force"}
 #: the values the Click command's choices allow
-CAST_CHOICES = {"mode": ("tosa", "extended"), "fmt": FORMATS, "fail_on": ("overflow", "inexact", "nan")}
+CAST_CHOICES = {"mode": ("tosa", "extended"), "fmt": ("text", "json"), "fail_on": ("overflow", "inexact", "nan")}
 
 
 def recognise(argv: list[str], environ) -> dict | None:
