@@ -428,7 +428,8 @@ def _convert_open(f, job, source, out_dtype, convert, chunk_bytes, threads, prog
 
 
 #: A default file cast of at least this many input bytes is split in two halves, the second one cast by a
-#: forked process (numpy keeps the GIL in much of a kernel: threads would not run at once).
+#: forked process, which reads, casts and writes its half while this one does the first (each with one
+#: casting thread).
 SPLIT_MIN_BYTES = 64 << 20
 
 
