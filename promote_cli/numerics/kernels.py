@@ -214,9 +214,8 @@ def _bf16_by_astype(x, out, acc, sc, stats_x=None):
     np.bitwise_and(y, np.uint16(0x7FFF), out=ya)
     bm = sc("bn", np.bool_, m)
     nan = inf = ovf = 0
-    top = np.greater_equal(ya, np.uint16(0x7F80), out=bm)
-    if top.any():
-        i = np.flatnonzero(top)
+    if m and ya.max() >= 0x7F80:          # infinity or NaN out: few, counted by index
+        i = np.flatnonzero(np.greater_equal(ya, np.uint16(0x7F80), out=bm))
         a = u[i] & _F32_ABS
         nan = _count(a > _F32_INF)
         inf = _count(a == _F32_INF)
@@ -228,13 +227,21 @@ def _bf16_by_astype(x, out, acc, sc, stats_x=None):
         back = sc("t32", np.uint32, m)
         np.left_shift(y, np.uint32(16), out=back, casting="unsafe")
         rounded = m - _count(np.equal(back.view(np.float32), stats_x, out=sc("b0", np.bool_, m)))
-    np.subtract(ya, np.uint16(1), out=ya)
-    sub = _count(np.less(ya, np.uint16(0x7F), out=bm))
+    sub = _subnormal_bf16(ya, bm)
     acc.add(EXACT, m - rounded - ovf - nan)
     acc.add(ROUNDED, rounded)
     acc.add(OVERFLOW_INF, ovf)
     acc.add(NAN_IN, nan)
     acc.add(SUBNORMAL_OUT, sub)
+
+
+def _subnormal_bf16(ya: np.ndarray, bm: np.ndarray) -> int:
+    """How many of the bf16 magnitude patterns `ya` (overwritten) are subnormal: 1..0x7F, found as
+    ya - 1 < 0x7F (zero wraps around); a block whose smallest ya - 1 is above that has none."""
+    np.subtract(ya, np.uint16(1), out=ya)
+    if not ya.size or ya.min() >= 0x7F:
+        return 0
+    return _count(np.less(ya, np.uint16(0x7F), out=bm))
 
 
 @functools.lru_cache(maxsize=None)
@@ -415,8 +422,7 @@ def _bf16_to_f32(x, out, acc, sc):
         o[i] = (o[i] & np.uint32(0x8000_0000)) | np.uint32(0x7FC0_0000)
         nan = i.size
     if acc is not None:
-        np.subtract(a, np.uint16(1), out=a)
-        sub = _count(np.less(a, np.uint16(0x7F), out=sc("bn", np.bool_, m)))
+        sub = _subnormal_bf16(a, sc("bn", np.bool_, m))
         acc.add(NAN_IN, nan)
         acc.add(SUBNORMAL_OUT, sub)
         acc.add(EXACT, m - nan)
