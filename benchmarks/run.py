@@ -217,6 +217,8 @@ def main(argv=None) -> int:
     parser.add_argument("--no-startup-info", action="store_true",
                         help="measure only the start-up target (not the first run, the cache off, nor an unwritable cache)")
     args = parser.parse_args(argv)
+    if args.dir is not None and not os.path.isdir(args.dir):
+        parser.error(f"--dir {args.dir}: not a directory")
     only = args.only or list(TARGETS) + list(CAST_TARGETS)
     promote = args.promote.split() if args.promote else promote_command()
     results = {"machine": machine(), "lines": args.lines}

@@ -535,6 +535,29 @@ def test_a_large_cast_is_split_between_two_processes(tmp_path, monkeypatch, to, 
     assert progress == sorted(progress) and progress[-1] == x.nbytes
 
 
+def test_each_process_of_a_split_cast_casts_in_one_thread(tmp_path, monkeypatch):
+    """Two processes already use two CPUs: each casts its chunks in one thread (a file that is not
+    split is cast in `cast_array`'s default threads)."""
+    _split_everything(monkeypatch)
+    seen = []
+    real = tosa_cast.cast_array
+
+    def cast_array(*a, **kw):
+        seen.append(kw.get("threads"))
+        return real(*a, **kw)
+
+    monkeypatch.setattr(tosa_cast, "cast_array", cast_array)
+    p = tmp_path / "w.npy"
+    np.save(p, np.arange(3000, dtype=np.float32))
+    castfile.cast_file(p, tmp_path / "split.npy", to="f16", chunk_bytes=4000)
+    assert seen and set(seen) == {1}
+    seen.clear()
+    monkeypatch.setattr(castfile, "SPLIT_MIN_BYTES", 1 << 40)
+    castfile.cast_file(p, tmp_path / "whole.npy", to="f16", chunk_bytes=4000)
+    assert seen and set(seen) == {None}
+    assert (tmp_path / "split.npy").read_bytes() == (tmp_path / "whole.npy").read_bytes()
+
+
 def test_a_failing_helper_process_fails_the_cast(tmp_path, monkeypatch):
     """The helper cannot write (a full disk): the cast fails with one message, exit 2, and
     leaves no output and no temporary file."""

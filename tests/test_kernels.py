@@ -22,8 +22,19 @@ from promote_cli.probes import tosa as probe
 from promote_cli.vocab.dtypes import DTYPES
 from promote_cli.vocab.numpy_types import numpy_dtype
 
+#: the block size the tests cast with: the kernels do not depend on it (their scratch buffers are
+#: `blocks.BLOCK` long, at least this), and a smaller one keeps the comparisons with the reference quick
+TEST_BLOCK = 1 << 16
+assert TEST_BLOCK <= blocks.BLOCK
+
 #: long enough to need two blocks, and odd
-LENGTH = blocks.BLOCK + 4097
+LENGTH = TEST_BLOCK + 4097
+
+
+@pytest.fixture(autouse=True)
+def _test_blocks(monkeypatch):
+    monkeypatch.setattr(cast_mod, "BLOCK", TEST_BLOCK)
+    monkeypatch.setattr(cast_mod, "PARALLEL_MIN", 4 * TEST_BLOCK)
 
 TRIPLES = sorted({(s, d, False, "tosa") for s, d in LEGAL}
                  | {(s, d, sat, "extended") for s in EXTENDED_TYPES for d in EXTENDED_TYPES for sat in (False, True)})
@@ -163,7 +174,7 @@ def _dominated_blocks(src: str) -> np.ndarray:
     elements by index to whole-block passes: tiny magnitudes (f16 subnormals, zeros),
     NaN/infinity/overflow, then a block where they are few."""
     rng = np.random.default_rng(7)
-    n = blocks.BLOCK
+    n = TEST_BLOCK
     if src == "f32":
         tiny = rng.integers(0, 0x3880_0000, n, dtype=np.uint32)                 # below 2**-14
         huge = rng.integers(0x4780_0000, 0x8000_0000, n, dtype=np.uint32)       # 65536 .. NaN
@@ -196,7 +207,7 @@ def test_threads_change_nothing(inputs, src, dst):
     """A large array is cast by several threads taking runs of blocks: the output and the
     statistics are those of one thread, and of the reference."""
     base = inputs[src]
-    n = cast_mod.PARALLEL_MIN + 3 * blocks.BLOCK + 5          # a last run that is short
+    n = cast_mod.PARALLEL_MIN + 3 * cast_mod.BLOCK + 5          # a last run that is short
     x = np.resize(base, n)
     y1, s1 = cast_array(x, dst, src=src, threads=1)
     for threads in (2, 3):
@@ -218,9 +229,26 @@ def test_a_failing_block_fails_the_cast(monkeypatch):
 
     monkeypatch.setattr(cm, "kernel_for", lambda *a: kernel)
     x = np.zeros(cm.PARALLEL_MIN * 2, np.int32)
-    x[cm.PARALLEL_MIN + blocks.BLOCK] = 7
+    x[cm.PARALLEL_MIN + cast_mod.BLOCK] = 7
     with pytest.raises(ValueError, match="boom"):
         cm.cast_array(x, "i8", threads=2)
+
+
+def test_default_threads_are_the_cpus_this_process_may_use(monkeypatch):
+    monkeypatch.setattr(cast_mod.os, "sched_getaffinity", lambda pid: {0, 3, 5}, raising=False)
+    assert cast_mod.default_threads() == 3
+    monkeypatch.setattr(cast_mod.os, "sched_getaffinity", lambda pid: set(range(100)), raising=False)
+    assert cast_mod.default_threads() == cast_mod.MAX_DEFAULT_THREADS
+
+
+def test_a_large_array_is_cast_in_the_default_threads(monkeypatch):
+    """Without `threads`, an array of `PARALLEL_MIN` elements or more is cast in `default_threads()` threads."""
+    calls = []
+    monkeypatch.setattr(cast_mod, "default_threads", lambda: 2)
+    monkeypatch.setattr(cast_mod, "_cast_parallel", lambda k, x, o, st, n: calls.append(n) or None)
+    cast_array(np.zeros(cast_mod.PARALLEL_MIN, np.float32), "f16", stats=False)
+    cast_array(np.zeros(cast_mod.PARALLEL_MIN - 1, np.float32), "f16", stats=False)
+    assert calls == [2]
 
 
 def test_histogram_counts_merge():

@@ -57,8 +57,7 @@ PROGRESS_MIN_BYTES = 64 << 20
 
 
 def _default_threads() -> int:
-    # Chunks converted at a time: one (measured on 2 CPUs: a second casting thread is no
-    # faster; numpy keeps the GIL in much of a kernel, see numerics.cast.default_threads).
+    # Chunks converted at a time: one; `cast_array` casts each chunk in threads of its own.
     return 1
 
 
@@ -334,14 +333,19 @@ def _cast_open(f, job, to, from_, mode, saturate, chunk_bytes, threads, progress
     numcast.check_pair(source.canonical, to, mode=mode)
     if saturate and mode != "extended":
         raise UsageError("--saturate is only meaningful with --mode extended (TOSA fixes overflow behaviour)")
-    # Default: one converting thread, each chunk cast as `cast_array` casts by default; an explicit
-    # `threads` (1 in worker processes) is the whole cast's thread count.
+    # Default: one converting thread, each chunk cast as `cast_array` casts by default (in threads of
+    # its own), or in one thread when the file is split between two processes; an explicit `threads`
+    # (1 in worker processes) is the whole cast's thread count.
     kw = dict(src=source.canonical, mode=mode, saturate=saturate, stats=True, threads=None if threads is None else 1)
 
     def convert(chunk, out, first):
         return numcast.cast_array(chunk, to, out=out, **kw)[1]
 
-    total, written = _convert_open(f, job, source, npyio._numpy_dtype(to), convert, chunk_bytes, threads, progress)
+    def on_split():
+        kw["threads"] = 1
+
+    total, written = _convert_open(f, job, source, npyio._numpy_dtype(to), convert, chunk_bytes, threads, progress,
+                                   on_split)
     if total is None:  # empty array: all-zero statistics
         _, total = numcast.cast_array(np.empty(0, dtype=source.native), to, **kw)
     return CastReport(
@@ -392,8 +396,9 @@ def convert_file(
         return job, f.header, total, written
 
 
-def _convert_open(f, job, source, out_dtype, convert, chunk_bytes, threads, progress) -> tuple:
-    """Stream the open input `f` through `convert` into the job's output: (statistics, bytes written)."""
+def _convert_open(f, job, source, out_dtype, convert, chunk_bytes, threads, progress, on_split=None) -> tuple:
+    """Stream the open input `f` through `convert` into the job's output: (statistics, bytes written).
+    `on_split`, if given, is called before a large file is split between two processes."""
     header = f.header
     head = npyio.header_bytes(header.shape, header.fortran_order, out_dtype)
     chunk_bytes = chunk_bytes or npyio.DEFAULT_CHUNK_BYTES
@@ -403,6 +408,8 @@ def _convert_open(f, job, source, out_dtype, convert, chunk_bytes, threads, prog
         split = _split_at(header, reader.chunk_elems, threads)
         helper = None
         if split is not None:
+            if on_split is not None:
+                on_split()
             # Before any thread of ours starts: a forked process casts the second half.
             try:
                 helper = _HalfCaster(f, header, source, out_dtype, convert, chunk_bytes, split, fp.fileno(),
@@ -424,7 +431,8 @@ def _convert_open(f, job, source, out_dtype, convert, chunk_bytes, threads, prog
 
 
 #: A default file cast of at least this many input bytes is split in two halves, the second one cast by a
-#: forked process (numpy keeps the GIL in much of a kernel: threads would not run at once).
+#: forked process, which reads, casts and writes its half while this one does the first (each with one
+#: casting thread).
 SPLIT_MIN_BYTES = 64 << 20
 
 

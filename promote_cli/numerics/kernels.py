@@ -214,9 +214,8 @@ def _bf16_by_astype(x, out, acc, sc, stats_x=None):
     np.bitwise_and(y, np.uint16(0x7FFF), out=ya)
     bm = sc("bn", np.bool_, m)
     nan = inf = ovf = 0
-    top = np.greater_equal(ya, np.uint16(0x7F80), out=bm)
-    if top.any():
-        i = np.flatnonzero(top)
+    if m and ya.max() >= 0x7F80:          # infinity or NaN out: few, counted by index
+        i = np.flatnonzero(np.greater_equal(ya, np.uint16(0x7F80), out=bm))
         a = u[i] & _F32_ABS
         nan = _count(a > _F32_INF)
         inf = _count(a == _F32_INF)
@@ -228,13 +227,21 @@ def _bf16_by_astype(x, out, acc, sc, stats_x=None):
         back = sc("t32", np.uint32, m)
         np.left_shift(y, np.uint32(16), out=back, casting="unsafe")
         rounded = m - _count(np.equal(back.view(np.float32), stats_x, out=sc("b0", np.bool_, m)))
-    np.subtract(ya, np.uint16(1), out=ya)
-    sub = _count(np.less(ya, np.uint16(0x7F), out=bm))
+    sub = _subnormal_bf16(ya, bm)
     acc.add(EXACT, m - rounded - ovf - nan)
     acc.add(ROUNDED, rounded)
     acc.add(OVERFLOW_INF, ovf)
     acc.add(NAN_IN, nan)
     acc.add(SUBNORMAL_OUT, sub)
+
+
+def _subnormal_bf16(ya: np.ndarray, bm: np.ndarray) -> int:
+    """How many of the bf16 magnitude patterns `ya` (overwritten) are subnormal: 1..0x7F, found as
+    ya - 1 < 0x7F (zero wraps around); a block whose smallest ya - 1 is above that has none."""
+    np.subtract(ya, np.uint16(1), out=ya)
+    if not ya.size or ya.min() >= 0x7F:
+        return 0
+    return _count(np.less(ya, np.uint16(0x7F), out=bm))
 
 
 @functools.lru_cache(maxsize=None)
@@ -415,8 +422,7 @@ def _bf16_to_f32(x, out, acc, sc):
         o[i] = (o[i] & np.uint32(0x8000_0000)) | np.uint32(0x7FC0_0000)
         nan = i.size
     if acc is not None:
-        np.subtract(a, np.uint16(1), out=a)
-        sub = _count(np.less(a, np.uint16(0x7F), out=sc("bn", np.bool_, m)))
+        sub = _subnormal_bf16(a, sc("bn", np.bool_, m))
         acc.add(NAN_IN, nan)
         acc.add(SUBNORMAL_OUT, sub)
         acc.add(EXACT, m - nan)
@@ -451,7 +457,10 @@ def _f32_via_bf16_lut(dst: str, saturate: bool):
 def _float_to_small_int(dst: str):
     """f32 -> i8/i16/i32: nearest even, saturate, NaN -> 0, computed in f32.
 
-    Saturated and exact elements are counted from the same rounded values."""
+    The statistics come from the rounded values `r` and the clamped ones `c`: exact where
+    c == x; saturated or NaN where c != r (NaN differs from itself); NaN inputs are counted
+    only in a block whose smallest value is NaN (numpy's minimum propagates NaN), which is
+    also the only block that needs its NaNs set to 0."""
     info = np.iinfo(numpy_dtype(dst))
     top = np.float32(float(info.max) + 1.0)       # a power of two: exact in f32
     lo = np.float32(info.min)
@@ -462,26 +471,28 @@ def _float_to_small_int(dst: str):
         m = x.size
         r = sc("f32", np.float32, m)
         np.rint(x, out=r)
+        c = sc("f32c", np.float32, m)
+        np.clip(r, lo, hi, out=c)
         bm = sc("b0", np.bool_, m)
-        nanm = np.not_equal(r, r, out=bm)
-        nan = _count(nanm)
-        if nan:
-            r[np.flatnonzero(nanm)] = 0
-        above = np.greater_equal(r, top, out=sc("b1", np.bool_, m))
-        n_hi = _count(above)
+        nan = 0
+        if m and np.isnan(c.min()):
+            nanm = np.isnan(c, out=bm)
+            nan = _count(nanm)
+            np.copyto(c, np.float32(0), where=nanm)
         if acc is not None:
-            n_lo = _count(np.less(r, lo, out=bm))
-        np.clip(r, lo, hi, out=r)
-        np.copyto(out, r, casting="unsafe")
-        if n_hi and info.bits >= 32:
-            out[np.flatnonzero(above)] = info.max
+            moved = _count(np.not_equal(c, r, out=bm))        # saturated, and NaN (now 0, or NaN != NaN)
+            ex = _count(np.equal(c, x, out=bm))
+        np.copyto(out, c, casting="unsafe")
+        if info.bits >= 32:
+            above = np.greater_equal(r, top, out=bm)
+            if above.any():
+                out[np.flatnonzero(above)] = info.max
         if acc is not None:
-            ex = _count(np.equal(r, x, out=bm))
             acc.add(EXACT, ex)
-            acc.add(SATURATED, n_hi + n_lo)
+            acc.add(SATURATED, moved - nan)
             acc.add(NAN_IN, nan)
             acc.add(UNPREDICTABLE, nan)
-            acc.add(ROUNDED, m - ex - n_hi - n_lo - nan)
+            acc.add(ROUNDED, m - ex - moved)
     return run
 
 
