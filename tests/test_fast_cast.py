@@ -72,6 +72,11 @@ FULL = [
     {"argv": ["cast", "a.npy", "b.npy", "--to", "f16", "--force", "--format", "json", "-j", "1"], "stdout": "/dev/full"},
 ]
 
+#: casts in which something escapes the command (an interruption before signals are deferred, an error of the
+#: API, a bug, a reader gone): both paths report it as the Click group does; (API function, what it raises, code)
+BROKEN = [("defer_signals", "KeyboardInterrupt", 130), ("run_cast", "UsageError", 2), ("run_cast", "RuntimeError", 2),
+          ("run_cast", "BrokenPipeError", 141)]
+
 GOOD_INPUTS = ["a.npy", "b.npy", "h.npy", "i8.npy", "s.npy", "z.npy", "f.npy", "d", "l.npy", "\u00e9.npy"]
 BAD_INPUTS = ["i.npy", "missing.npy", "p.npy", "bad.npy", "t.npy", "e", "dangling.npy", "u16.npy", "out.npy", "",
               "d/x.npy", "./a.npy", "a.f16.npy"]
@@ -118,8 +123,13 @@ def _generated(count: int, seed: int) -> list[dict]:
 DRIVER = r"""
 import hashlib, io, json, os, re, shutil, sys
 import ml_dtypes, numpy as np
+import promote_cli as api
 import promote_cli.cli
 from promote_cli.cli import fast
+from promote_cli.errors import UsageError
+
+RAISED = {"KeyboardInterrupt": KeyboardInterrupt(), "UsageError": UsageError("refused\twhole"),
+          "RuntimeError": RuntimeError("a bug"), "BrokenPipeError": BrokenPipeError(32, "Broken pipe")}
 
 path, base = sys.argv[1], sys.argv[2]
 answered = []
@@ -197,6 +207,12 @@ for i, case in enumerate(json.load(sys.stdin)):
     root = os.path.join(base, f"case{i}")
     build(root)
     answered.clear()
+    if case.get("raise"):
+        name, raised = case["raise"]
+        kept = getattr(api, name)
+        def broken(*args, **kwargs):
+            raise RAISED[raised]
+        setattr(api, name, broken)
     raw_out = open(case["stdout"], "wb") if case.get("stdout") else io.BytesIO()
     err = io.BytesIO()
     enc = case.get("encoding", "utf-8")
@@ -212,6 +228,8 @@ for i, case in enumerate(json.load(sys.stdin)):
     except OSError:
         pass
     sys.stderr.flush()
+    if case.get("raise"):
+        setattr(api, name, kept)
     out = b"" if case.get("stdout") else raw_out.getvalue()
     os.chdir(base)
     out, err = (re.sub(rb'"seconds": [0-9.e-]+', b'"seconds": 0.0', b) for b in (out, err.getvalue()))
@@ -234,7 +252,8 @@ def _run(path: str, cases: list[dict], base) -> list[dict]:
 
 @pytest.fixture(scope="module")
 def compared(tmp_path_factory):
-    cases = [{"argv": argv} for argv in SIMPLE] + EDGES + FULL + _generated(220, seed=15)
+    broken = [{"argv": ["cast", "b.npy", "--to", "f16"], "raise": [name, raised]} for name, raised, _ in BROKEN]
+    cases = [{"argv": argv} for argv in SIMPLE] + EDGES + FULL + broken + _generated(220, seed=15)
     base = tmp_path_factory.mktemp("fast-cast")
     return cases, _run("fast", cases, base / "fast"), _run("click", cases, base / "click")
 
@@ -258,7 +277,12 @@ def test_the_fast_path_runs_the_common_shapes_and_leaves_the_rest(compared):
     assert not taken, taken
     full = fast[len(SIMPLE) + len(EDGES): len(SIMPLE) + len(EDGES) + len(FULL)]
     assert all(r["fast"] and r["code"] == 2 and "No space left on device" in r["err"] for r in full), full
-    generated = fast[len(SIMPLE) + len(EDGES) + len(FULL):]
+    broken = fast[len(SIMPLE) + len(EDGES) + len(FULL): len(SIMPLE) + len(EDGES) + len(FULL) + len(BROKEN)]
+    assert [(r["fast"], r["code"]) for r in broken] == [(True, code) for _, _, code in BROKEN], broken
+    assert [r["err"] for r in broken[:3]] == ["\npromote: aborted\n", "promote: refused\\twhole\n",
+                                              "promote: internal error: RuntimeError: a bug (set PROMOTE_DEBUG=1 "
+                                              "for the traceback)\n"]
+    generated = fast[len(SIMPLE) + len(EDGES) + len(FULL) + len(BROKEN):]
     assert all(r["fast"] for r in generated)
     by_code = {code: sum(1 for r in generated if r["code"] == code) for code in (0, 1, 2)}
     assert min(by_code.values()) >= 15, by_code  # casts, --fail-on hits and errors all among them
