@@ -1,6 +1,6 @@
-"""The command line. `run` is the console-script entry point: the common `promote query` invocations are
-answered by `fast.py` without loading Click; everything else goes to the Click group in `group.py`, whose
-commands (`commands/`) load only when invoked."""
+"""The command line. `run` is the console-script entry point: the common `promote query` and `promote cast`
+invocations are run by `fast.py` without loading Click; everything else goes to the Click group in `group.py`,
+whose commands (`commands/`) load only when invoked."""
 
 from __future__ import annotations
 
