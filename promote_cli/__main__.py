@@ -1,3 +1,3 @@
-from promote_cli.cli import run
+from promote_cli.cli import console
 
-run()
+console()
