@@ -34,11 +34,11 @@ and integer widths come from the dtype vocabulary.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
 import ml_dtypes  # noqa: F401  (registers the narrow float dtypes)
 import numpy as np
 
+from promote_cli.records import Record
 from promote_cli.numerics.stats import EXACT, NAN_IN, OVERFLOW_INF, OVERFLOW_NAN, ROUNDED, SATURATED, WRAPPED
 from promote_cli.vocab.dtypes import DTYPES
 from promote_cli.vocab.numpy_types import numpy_dtype
@@ -46,8 +46,7 @@ from promote_cli.vocab.numpy_types import numpy_dtype
 # --------------------------------------------------------------------------- float formats
 
 
-@dataclass(frozen=True)
-class FloatFormat:
+class FloatFormat(Record, frozen=True):
     """The bit patterns of a binary float type, from its vocabulary traits."""
 
     exp_bits: int

@@ -4,9 +4,9 @@ classification (`stats_of_classes`)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-
 import numpy as np
+
+from promote_cli.records import Record
 
 # Slots of the counters, in CastStats' field order. Every element falls in exactly one
 # of the first CATEGORIES slots; the last two are flags counted besides.
@@ -16,8 +16,7 @@ CATEGORIES = 7
 SLOTS = 9
 
 
-@dataclass
-class CastStats:
+class CastStats(Record):
     """What happened to the elements of one cast.
 
     Every element is counted in exactly one of `exact` (the output has the input's
@@ -43,18 +42,17 @@ class CastStats:
     def __add__(self, other: "CastStats") -> "CastStats":
         if not isinstance(other, CastStats):
             return NotImplemented
-        return CastStats(**{f.name: getattr(self, f.name) + getattr(other, f.name)
-                            for f in fields(self)})
+        return CastStats(**{name: getattr(self, name) + getattr(other, name) for name in FIELDS})
 
     def as_dict(self) -> dict:
-        return {f.name: int(getattr(self, f.name)) for f in fields(self)}
+        return {name: int(getattr(self, name)) for name in FIELDS}
 
     @property
     def total(self) -> int:
         return sum(getattr(self, n) for n in FIELDS[:CATEGORIES])
 
 
-FIELDS = tuple(f.name for f in fields(CastStats))
+FIELDS = tuple(CastStats._fields)
 assert FIELDS[SUBNORMAL_OUT] == "subnormal_out" and FIELDS[UNPREDICTABLE] == "unpredictable"
 assert FIELDS[NAN_IN] == "nan_in" and len(FIELDS) == SLOTS
 
