@@ -234,6 +234,17 @@ def test_a_failing_block_fails_the_cast(monkeypatch):
         cm.cast_array(x, "i8", threads=2)
 
 
+@pytest.mark.parametrize("src,dst", [("f32", "f16"), ("i32", "i16"), ("f16", "f8e4m3")])
+def test_runs_of_blocks_change_nothing(inputs, src, dst):
+    """An array large enough that threads take `_RUN` blocks at a time (with a last run that is short)."""
+    n = 4 * cast_mod._RUN * cast_mod.BLOCK * 3 + 12345
+    x = np.resize(inputs[src], n)
+    y1, s1 = cast_array(x, dst, src=src, threads=1)
+    for threads in (2, 3):
+        y, s = cast_array(x, dst, src=src, threads=threads)
+        assert (_bits(y) == _bits(y1)).all() and s == s1, threads
+
+
 def test_default_threads_are_the_cpus_this_process_may_use(monkeypatch):
     monkeypatch.setattr(cast_mod.os, "sched_getaffinity", lambda pid: {0, 3, 5}, raising=False)
     assert cast_mod.default_threads() == 3

@@ -22,8 +22,9 @@ from promote_cli.vocab.numpy_types import canonical_of, numpy_dtype
 #: arrays of fewer elements are cast in the calling thread alone
 PARALLEL_MIN = 4 * BLOCK
 
-#: blocks a thread takes at a time
-_RUN = 1
+#: blocks a thread takes at a time, in an array large enough that each thread takes four runs or more (light
+#: kernels were 5-15% faster taking four blocks at a time than one)
+_RUN = 4
 
 _local = threading.local()
 _helpers_of: dict = {}           # pid -> the helper threads' queue (a forked child starts its own)
@@ -139,10 +140,10 @@ def cast_array(x: np.ndarray, dst: str, *, src: str | None = None, mode: str = "
 
 
 def _cast_parallel(kernel, flat_x: np.ndarray, flat_o: np.ndarray, stats: bool, nthreads: int) -> Counts | None:
-    """Cast in `nthreads` threads (this one and helpers); each takes the next `_RUN` blocks
-    when it is done with its last, so a thread the machine slows down holds no one up."""
+    """Cast in `nthreads` threads (this one and helpers); each takes the next `_RUN` blocks (one, in a
+    smaller array) when it is done with its last, so a thread the machine slows down holds no one up."""
     n = flat_x.size
-    step = _RUN * BLOCK
+    step = (_RUN if n >= 4 * _RUN * BLOCK * nthreads else 1) * BLOCK
     starts = itertools.count(0, step)        # next() is atomic under the GIL
     accs = [Counts() if stats else None for _ in range(nthreads)]
     errors: list[BaseException] = []
