@@ -60,6 +60,13 @@ def test_every_plan_equals_reference(src, dst, saturate):
         assert (uint_view(out) == uint_view(want)).all(), plan
         assert acc.result().as_dict() == stats, plan
         assert only.result().as_dict() == stats, plan
+        # the same from the patterns as intp indices (the f32 -> fp8 kernels' entry)
+        out2, by_index = np.zeros(x.size, want.dtype), Counts()
+        for i in range(0, x.size, block):
+            idx = uint_view(x[i:i + block]).astype(np.intp)
+            t.apply_indices(idx, uint_view(out2[i:i + block]), by_index, sc)
+        assert (uint_view(out2) == uint_view(want)).all(), plan
+        assert by_index.result().as_dict() == stats, plan
     assert len(tried) >= 3
 
 

@@ -448,9 +448,9 @@ def _f32_via_bf16_lut(dst: str, saturate: bool):
         t += np.uint32(0xFFFF)
         t |= u
         t >>= np.uint32(16)
-        idx = sc("rto", np.uint16, m)
+        idx = sc("idx", np.intp, m)
         np.copyto(idx, t, casting="unsafe")
-        lut.apply(idx, out.view(np.uint8), acc, sc)
+        lut.apply_indices(idx, out.view(np.uint8), acc, sc)
     return run
 
 

@@ -172,13 +172,21 @@ class Table:
             self.count(xu, ou, acc, sc, idx)
 
     def _apply_tagged(self, xu: np.ndarray, ou: np.ndarray, acc, sc) -> None:
-        m = xu.size
-        idx = sc("idx", np.intp, m)
+        idx = sc("idx", np.intp, xu.size)
         np.copyto(idx, xu, casting="unsafe")
+        self.apply_indices(idx, ou, acc, sc)
+
+    def apply_indices(self, idx: np.ndarray, ou: np.ndarray, acc, sc) -> None:
+        """`apply` of the tagged plan from the source patterns as `intp` indices (all below `size`)."""
+        if self.plan != "tagged":
+            xu = sc("xu", self.in_uint, idx.size)
+            np.copyto(xu, idx, casting="unsafe")
+            self.apply(xu, ou, acc, sc)
+            return
+        m = idx.size
         g = sc("tagged", self.tagged.dtype, m)
         np.take(self.tagged, idx, out=g, mode="wrap")
-        low = 0 if _LITTLE else 1
-        np.copyto(ou, g.view(ou.dtype)[low::2])
+        np.copyto(ou, g, casting="unsafe")     # the narrowing keeps the low half: the output bits
         if acc is not None and m:
             self._count_tagged(g, acc, sc)
 
