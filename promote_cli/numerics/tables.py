@@ -252,7 +252,8 @@ def _distinct_rows(ind: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     column highest), so the sort is of 64 Ki integers, not of 64 Ki rows (0.2 s: a cast's start-up)."""
     width = ind.shape[1]
     if width > 62 or ((ind != 0) & (ind != 1)).any():
-        return np.unique(ind, axis=0, return_inverse=True)
+        rows, cls = np.unique(ind, axis=0, return_inverse=True)
+        return rows, cls.reshape(-1)    # numpy 2.0 gives the inverse another shape
     weights = np.left_shift(1, np.arange(width - 1, -1, -1, dtype=np.int64))
     keys, first, cls = np.unique(ind @ weights, return_index=True, return_inverse=True)
     return ind[first], cls.reshape(-1)
