@@ -439,3 +439,15 @@ def test_newlines_in_paths_stay_on_one_line(tmp_path):
     r = run(src, "--to", "f16")
     err = one_line_error(r)
     assert "a\\nb.f16.npy" in err
+
+
+@pytest.mark.parametrize("make", ["dangling", "loop"])
+def test_an_input_that_cannot_be_stated_says_cannot_read(tmp_path, make):
+    """Planning a cast states each input with the same check (and the same words) as opening it: `IN: cannot
+    read: REASON`, one line, exit 2, nothing written."""
+    src = tmp_path / "in.npy"
+    src.symlink_to(tmp_path / "nowhere" / "x.npy" if make == "dangling" else src)
+    r = run(src, "--to", "f16")
+    err = one_line_error(r)
+    assert r.exit_code == 2 and err.startswith(f"promote cast: {src}: cannot read: "), err
+    assert leftovers(tmp_path) == []

@@ -19,7 +19,6 @@ in input order.
 from __future__ import annotations
 
 import os
-import stat
 import time
 from collections import deque
 from contextlib import nullcontext as _nullcontext
@@ -29,7 +28,7 @@ import numpy as np
 
 from promote_cli.arrayio import atomic
 from promote_cli.arrayio import npy as npyio
-from promote_cli.arrayio.files import FileId, kind_of, os_message
+from promote_cli.arrayio.files import FileId, os_message, stat_regular
 from promote_cli.errors import PromoteError, UsageError
 from promote_cli.records import Record, factory
 
@@ -147,13 +146,7 @@ class CastJob(Record, frozen=True):
 
 def _stat_input(src: str) -> FileId:
     """The identity of the regular file `src` (symlinks followed); a UsageError otherwise."""
-    try:
-        st = os.stat(src)
-    except OSError as e:
-        raise UsageError(f"{src}: {os_message(e)}") from None
-    if not stat.S_ISREG(st.st_mode):
-        raise UsageError(f"{src}: is {kind_of(st.st_mode)}; only regular files are read")
-    return FileId.of(st)
+    return FileId.of(stat_regular(src))
 
 
 def _plan_output(src: str, source: FileId, dst: str | None, to: str, force: bool) -> CastJob:

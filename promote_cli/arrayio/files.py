@@ -58,19 +58,24 @@ class FileId(Record, frozen=True):
         return (self.dev, self.ino)
 
 
-def open_regular(path: str, what: str = "input") -> tuple[int, os.stat_result]:
-    """Open `path` read-only if (after following symlinks) it is a regular file.
-
-    Returns the descriptor and its fstat. Anything else (missing, a FIFO, a device, a
-    directory, a symlink loop) is a one-line UsageError naming `path`; nothing that could
-    block is ever opened.
-    """
+def stat_regular(path: str) -> os.stat_result:
+    """`os.stat(path)` if (after following symlinks) it is a regular file; anything else (missing, a FIFO,
+    a device, a directory, a symlink loop) is a one-line UsageError naming `path`."""
     try:
         st = os.stat(path)
     except OSError as e:
         raise UsageError(f"{path}: cannot read: {os_message(e)}") from None
     if not stat.S_ISREG(st.st_mode):
         raise UsageError(f"{path}: is {kind_of(st.st_mode)}; only regular files are read")
+    return st
+
+
+def open_regular(path: str, what: str = "input") -> tuple[int, os.stat_result]:
+    """Open `path` read-only if (after following symlinks) it is a regular file (`stat_regular`).
+
+    Returns the descriptor and its fstat; nothing that could block is ever opened.
+    """
+    st = stat_regular(path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
