@@ -245,6 +245,30 @@ def test_runs_of_blocks_change_nothing(inputs, src, dst):
         assert (_bits(y) == _bits(y1)).all() and s == s1, threads
 
 
+@pytest.mark.parametrize("src,dst", [("i32", "i8"), ("i32", "i16"), ("i64", "i32"), ("i16", "i8"), ("i32", "bool"),
+                                     ("i8", "bool"), ("u8", "i8"), ("i32", "u16")])
+def test_integer_blocks_that_fit_and_blocks_that_do_not(src, dst):
+    """Integer narrowing (and -> bool) counts a block whose values all fit as exact from its min and max:
+    blocks that fit, then one that does not (an element at either end), then fitting ones again, in one
+    thread and in three, equal the reference; a later cast asks afresh."""
+    sdt, ddt = numpy_dtype(src), numpy_dtype(dst)
+    lo, hi = (0, 1) if dst == "bool" else (int(np.iinfo(ddt).min), int(np.iinfo(ddt).max))
+    lo, hi = max(lo, int(np.iinfo(sdt).min)), min(hi, int(np.iinfo(sdt).max))     # what fits both
+    rng = np.random.default_rng(3)
+    b = cast_mod.BLOCK
+    x = rng.integers(lo, hi, 6 * b + 77, dtype=sdt, endpoint=True)
+    x[2 * b + 5] = hi + 1                     # a block that does not fit, just above (a wrap, or a 2)
+    x[4 * b + 9] = lo - 1 if lo > np.iinfo(sdt).min else hi + 1    # just below, where the source has it
+    for threads in (1, 3):
+        y, st = cast_array(x, dst, src=src, threads=threads, mode="extended")
+        want = reference_cast(x, src, dst, False)
+        assert (_bits(y) == _bits(want)).all()
+        assert st == stats_of_classes(*classify(x, want, src, dst, False)), threads
+    fits = rng.integers(lo, hi, 5 * b, dtype=sdt, endpoint=True)
+    y, st = cast_array(fits, dst, src=src, threads=1, mode="extended")     # after a cast that did not fit
+    assert st.exact == fits.size and st.total == fits.size
+
+
 def test_default_threads_are_the_cpus_this_process_may_use(monkeypatch):
     monkeypatch.setattr(cast_mod.os, "sched_getaffinity", lambda pid: {0, 3, 5}, raising=False)
     assert cast_mod.default_threads() == 3

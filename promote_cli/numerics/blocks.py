@@ -20,6 +20,7 @@ class Scratch:
     def __init__(self, n: int = BLOCK):
         self.n = n
         self.bufs: dict = {}
+        self.hints: dict = {}   # what a kernel learnt from this cast's earlier blocks (cleared per cast)
 
     def __call__(self, name: str, dtype, m: int) -> np.ndarray:
         key = (name, dtype)

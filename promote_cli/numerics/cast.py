@@ -133,6 +133,7 @@ def cast_array(x: np.ndarray, dst: str, *, src: str | None = None, mode: str = "
     else:
         acc = Counts() if stats else None
         sc = _scratch()
+        sc.hints.clear()
         with np.errstate(all="ignore"):
             for s in range(0, n, BLOCK):
                 kernel(flat_x[s:s + BLOCK], flat_o[s:s + BLOCK], acc, sc)
@@ -150,6 +151,7 @@ def _cast_parallel(kernel, flat_x: np.ndarray, flat_o: np.ndarray, stats: bool, 
 
     def work(acc) -> None:
         sc = _scratch()
+        sc.hints.clear()
         try:
             with np.errstate(all="ignore"):
                 while not errors:
