@@ -136,8 +136,9 @@ def _f32_to_bool(x, out, acc, sc):
     if acc is not None:
         m = x.size
         bm = sc("b0", np.bool_, m)
-        nan = _count(np.not_equal(x, x, out=bm))
-        ex = _count(np.equal(x, 0, out=bm)) + _count(np.equal(x, 1, out=bm))
+        # NaN only in a block whose minimum is NaN; zeros are the elements the output has False for
+        nan = _count(np.isnan(x, out=bm)) if m and np.isnan(x.min()) else 0
+        ex = (m - _count(out)) + _count(np.equal(x, 1, out=bm))
         acc.add(NAN_IN, nan)
         acc.add(EXACT, ex)
         acc.add(ROUNDED, m - ex - nan)
