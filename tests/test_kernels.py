@@ -246,18 +246,20 @@ def test_runs_of_blocks_change_nothing(inputs, src, dst):
 
 
 @pytest.mark.parametrize("src,dst", [("i32", "i8"), ("i32", "i16"), ("i64", "i32"), ("i16", "i8"), ("i32", "bool"),
-                                     ("i8", "bool"), ("u8", "i8"), ("i32", "u16")])
+                                     ("i8", "bool"), ("u8", "i8"), ("i32", "u16"), ("i32", "f32"), ("u32", "f32")])
 def test_integer_blocks_that_fit_and_blocks_that_do_not(src, dst):
-    """Integer narrowing (and -> bool) counts a block whose values all fit as exact from its min and max:
+    """Integer narrowing (and -> bool, and 32-bit integers -> f32 within 2**24) counts a block whose values all
+    fit as exact from its min and max:
     blocks that fit, then one that does not (an element at either end), then fitting ones again, in one
     thread and in three, equal the reference; a later cast asks afresh."""
     sdt, ddt = numpy_dtype(src), numpy_dtype(dst)
-    lo, hi = (0, 1) if dst == "bool" else (int(np.iinfo(ddt).min), int(np.iinfo(ddt).max))
+    lo, hi = ((0, 1) if dst == "bool" else (-(1 << 24), 1 << 24) if dst == "f32"
+              else (int(np.iinfo(ddt).min), int(np.iinfo(ddt).max)))
     lo, hi = max(lo, int(np.iinfo(sdt).min)), min(hi, int(np.iinfo(sdt).max))     # what fits both
     rng = np.random.default_rng(3)
     b = cast_mod.BLOCK
     x = rng.integers(lo, hi, 6 * b + 77, dtype=sdt, endpoint=True)
-    x[2 * b + 5] = hi + 1                     # a block that does not fit, just above (a wrap, or a 2)
+    x[2 * b + 5] = hi + 1                     # a block that does not fit, just above (a wrap, a 2, 2**24 + 1)
     x[4 * b + 9] = lo - 1 if lo > np.iinfo(sdt).min else hi + 1    # just below, where the source has it
     for threads in (1, 3):
         y, st = cast_array(x, dst, src=src, threads=threads, mode="extended")
