@@ -292,3 +292,23 @@ def test_a_batch_stopped_by_a_bug_keeps_the_answers_so_far(monkeypatch):
     r = run("query", "--batch", "-f", "cann", stdin="i8 u8\nf16 f16\nf64 i8\ni8 i8\n")
     assert r.stdout.splitlines() == [query("cann", "i8", "u8").result, "f16"]
     assert r.exit_code == 2 and r.stderr.startswith("promote: internal error: RuntimeError: boom")
+
+
+@pytest.mark.parametrize("argv", [
+    ["query", "i8", "u8", "-f", "openvino", "-O", "promote_unsafe=true"],      # the Click-free query
+    ["query", "i8", "u8", "-f", "openvino", "--op", "add", "--format=json"],    # the Click path
+    ["dtypes", "--format", "json"],
+    ["table", "-f", "cann", "--format", "csv"],
+    ["cast", "{npy}", "--to", "f16", "-o", "{out}", "--force"],                 # the Click-free cast
+])
+def test_standard_output_on_a_full_disk_is_one_line(tmp_path, argv):
+    """stdout on a full file system (/dev/full): exit 2 and one line that says so, not an internal error."""
+    import numpy as np
+
+    np.save(tmp_path / "a.npy", np.arange(5, dtype=np.float32))
+    argv = [a.format(npy=tmp_path / "a.npy", out=tmp_path / "b.npy") for a in argv]
+    with open("/dev/full", "w") as full:
+        r = subprocess.run([sys.executable, "-m", "promote_cli", *argv], stdout=full, stderr=subprocess.PIPE,
+                           text=True)
+    assert r.returncode == 2
+    assert r.stderr == "promote: cannot write standard output: No space left on device\n"

@@ -152,7 +152,7 @@ def run(argv: list[str]) -> int | None:
         return streams.reader_gone()
     except Exception as exc:  # noqa: BLE001 - writing failed (a full disk): one line, as the Click group says it
         try:
-            sys.stderr.write(f"promote: {one_line(streams.internal_error(exc))}\n")
+            sys.stderr.write(f"promote: {one_line(streams.failure(exc))}\n")
             sys.stderr.flush()
         except OSError:
             pass
@@ -184,7 +184,7 @@ def _cast(argv: list[str]) -> int | None:
             import traceback
 
             traceback.print_exc()
-        return _said(f"promote: {one_line(streams.internal_error(exc))}\n", EXIT_USAGE)
+        return _said(f"promote: {one_line(streams.failure(exc))}\n", EXIT_USAGE)
 
 
 def _said(text: str, code: int) -> int:

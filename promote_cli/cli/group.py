@@ -16,7 +16,7 @@ from promote_cli.cli.fast import COMPLETION_VARIABLE
 from promote_cli.cli.options import BashComplete, check_completion_request
 from promote_cli.cli.streams import (
     EXIT_BROKEN_PIPE,
-    internal_error,
+    failure,
     reader_gone,
     tolerant,
 )
@@ -95,7 +95,7 @@ class PromoteGroup(click.Group):
         except Exception as exc:  # a bug of ours: one line, the traceback on request
             if os.environ.get("PROMOTE_DEBUG"):
                 traceback.print_exc()
-            _error(internal_error(exc))
+            _error(failure(exc))
             code = EXIT_USAGE
         sys.exit(code if isinstance(code, int) else 0)
 

@@ -4,6 +4,7 @@ reader that went away ends the process quietly, an internal error is one line.""
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 
@@ -41,3 +42,15 @@ def reader_gone() -> int:
 def internal_error(exc: BaseException) -> str:
     """The message for a bug of ours (the traceback only with PROMOTE_DEBUG set)."""
     return f"internal error: {type(exc).__name__}: {exc} (set PROMOTE_DEBUG=1 for the traceback)"
+
+
+#: the errors of a write that the output's file system refused (every file a command writes itself is
+#: reported by the command: what escapes it is standard output's)
+_OUTPUT_FULL = {getattr(errno, name) for name in ("ENOSPC", "EDQUOT", "EFBIG", "EIO") if hasattr(errno, name)}
+
+
+def failure(exc: BaseException) -> str:
+    """The message for what escaped a command: standard output that cannot be written (a full disk), or a bug."""
+    if isinstance(exc, OSError) and exc.errno in _OUTPUT_FULL:
+        return f"cannot write standard output: {exc.strerror or type(exc).__name__}"
+    return internal_error(exc)
