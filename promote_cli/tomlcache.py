@@ -8,6 +8,8 @@ the TOML parser's output, so whoever reads it validates it exactly as a freshly 
 is used only when it is a regular file (not a link) owned by this user in a directory owned by this user,
 writable by no one else, that parses as JSON and carries the expected digest and format; anything else is
 ignored and the file parsed again (and the entry rewritten, atomically). Failing to write is never an error.
+Writing an entry keeps the directory at `MAX_ENTRIES` entries (the oldest written go first) and removes the
+temporary files of writes that never finished (`prune`).
 
 `read_json` and `write_json` are those checks and that atomic write for any entry: the cache of compiled rule
 expressions (`oracle/exprcache.py`) keeps its entries beside these, with the same guarantees.
@@ -182,3 +184,65 @@ def write_json(name: str, payload: dict, check_key: str | None = None) -> None:
             os.unlink(temp)
         except OSError:
             pass
+        return
+    prune(directory, keep=name)
+
+
+#: the most entries the cache keeps: a new entry (a rule file that changed) removes the oldest beyond these
+MAX_ENTRIES = 256
+#: a temporary file of a write that never finished is removed once it is this old (seconds)
+STALE_TEMP_SECONDS = 3600
+
+
+def _entry_name(name: str) -> bool:
+    """A name this cache gives its entries (a SHA-256 in hex, then `.json` or `.expr.json`), or a temporary
+    file of one (`ENTRY.PID.tmp`)."""
+    base = name
+    if base.endswith(".tmp"):
+        base, _, pid = base[:-4].rpartition(".")
+        if not pid.isdigit():
+            return False
+    for suffix in (".expr.json", ".json"):
+        if base.endswith(suffix):
+            digest = base[: -len(suffix)]
+            return len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)
+    return False
+
+
+def prune(directory: str, keep: str | None = None, now: float | None = None) -> None:
+    """Keep the cache at most `MAX_ENTRIES` entries (the newest written; `keep` is never removed) and remove
+    temporary files older than `STALE_TEMP_SECONDS`. Only regular files (not links) of this user with the
+    cache's own names are removed; anything else in the directory is left as it is. Never an error."""
+    import time
+
+    now = time.time() if now is None else now
+    entries = []
+    try:
+        with os.scandir(directory) as it:
+            for e in it:
+                if not _entry_name(e.name) or e.name == keep:
+                    continue
+                try:
+                    info = e.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid():
+                    continue
+                if e.name.endswith(".tmp"):
+                    if now - info.st_mtime > STALE_TEMP_SECONDS:
+                        _remove(e.path)
+                else:
+                    entries.append((info.st_mtime, e.name, e.path))
+    except OSError:
+        return
+    extra = len(entries) + (keep is not None) - MAX_ENTRIES
+    if extra > 0:
+        for _, _, path in sorted(entries)[:extra]:
+            _remove(path)
+
+
+def _remove(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass

@@ -275,3 +275,52 @@ def test_shallow_measures_nesting():
     assert not tomlcache.shallow(_deep(tomlcache.MAX_ENTRY_DEPTH + 1))
     assert tomlcache.shallow([[[]]], 3) and not tomlcache.shallow([[[]]], 2) and tomlcache.shallow("x", 0)
     assert not tomlcache.shallow({"a": [1, {"b": [{}]}]}, 4) and tomlcache.shallow({"a": [1, {"b": [{}]}]}, 5)
+
+
+def test_writing_an_entry_keeps_the_cache_bounded(tmp_path, monkeypatch):
+    """A new entry removes the oldest written beyond MAX_ENTRIES, and the temporary files of writes that never
+    finished once stale; nothing but the cache's own regular files is removed."""
+    import hashlib
+    import time
+
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    monkeypatch.setenv("PROMOTE_CACHE_DIR", str(cache))
+    monkeypatch.setattr(tomlcache, "MAX_ENTRIES", 20)
+    now = time.time()
+
+    def digest(i):
+        return hashlib.sha256(str(i).encode()).hexdigest()
+
+    names = []
+    for i in range(30):                       # 30 entries, the first written longest ago
+        name = digest(i) + (".json" if i % 2 else ".expr.json")
+        (cache / name).write_text("{}")
+        os.utime(cache / name, (now - 10000 + i, now - 10000 + i))
+        names.append(name)
+    others = {"notes.txt": "file", digest(100)[:63] + ".json": "file", digest(101) + ".JSON": "file",
+              digest(102) + ".json.x.tmp": "file"}
+    for name in others:
+        (cache / name).write_text("x")
+    os.utime(cache / next(iter(others)), (now - 99999, now - 99999))
+    (cache / (digest(103) + ".json")).symlink_to(cache / names[0])     # a link with an entry's name
+    (cache / (digest(104) + ".json")).mkdir()                           # a directory with one
+    stale, fresh = digest(105) + ".json.123.tmp", digest(106) + ".json.456.tmp"
+    for name, age in ((stale, 2 * tomlcache.STALE_TEMP_SECONDS), (fresh, 10)):
+        (cache / name).write_text("{")
+        os.utime(cache / name, (now - age, now - age))
+
+    new = digest(200) + ".json"
+    tomlcache.write_json(new, {"format": "x"})
+    left = set(os.listdir(cache))
+    kept = [n for n in names if n in left]
+    assert kept == names[-19:]                # with the new one: 20 entries, the newest written
+    assert new in left and fresh in left and stale not in left
+    assert set(others) <= left and digest(103) + ".json" in left and (cache / (digest(104) + ".json")).is_dir()
+
+
+def test_prune_of_a_missing_or_unreadable_directory_is_no_error(tmp_path):
+    tomlcache.prune(str(tmp_path / "nowhere"))
+    f = tmp_path / "file"
+    f.write_text("x")
+    tomlcache.prune(str(f))
