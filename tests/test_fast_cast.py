@@ -15,6 +15,8 @@ import sys
 import numpy as np
 import pytest
 
+TESTS = os.path.dirname(os.path.abspath(__file__))  # where the drivers find entry_paths.py
+
 #: invocations the fast path must run itself (not leave to Click): the shapes scripts use
 SIMPLE = [
     ["cast", "b.npy", "--to", "f16"],
@@ -121,24 +123,17 @@ def _generated(count: int, seed: int) -> list[dict]:
 
 
 DRIVER = r"""
-import hashlib, io, json, os, re, shutil, sys
+import hashlib, json, os, re, shutil, sys
+sys.path.insert(0, sys.argv[3])
 import ml_dtypes, numpy as np
 import promote_cli as api
-import promote_cli.cli
-from promote_cli.cli import fast
 from promote_cli.errors import UsageError
+from entry_paths import run_case
 
 RAISED = {"KeyboardInterrupt": KeyboardInterrupt(), "UsageError": UsageError("refused\twhole"),
           "RuntimeError": RuntimeError("a bug"), "BrokenPipeError": BrokenPipeError(32, "Broken pipe")}
 
 path, base = sys.argv[1], sys.argv[2]
-answered = []
-real = fast.run
-def spy(argv):
-    code = real(argv)
-    answered.append(code is not None)
-    return code
-fast.run = spy
 
 def build(root):
     # the same files for every case and both paths
@@ -190,14 +185,6 @@ def files(root):
                 found[rel] = "other"
     return found
 
-def invoke(argv):
-    if path == "fast":
-        sys.argv = ["promote", *argv]
-        promote_cli.cli.run()
-    else:
-        from promote_cli.cli.group import main
-        main.main(args=list(argv), prog_name="promote")
-
 results = []
 keep = dict(os.environ)
 for i, case in enumerate(json.load(sys.stdin)):
@@ -206,37 +193,20 @@ for i, case in enumerate(json.load(sys.stdin)):
     os.environ.update(case.get("env", {}))
     root = os.path.join(base, f"case{i}")
     build(root)
-    answered.clear()
     if case.get("raise"):
         name, raised = case["raise"]
         kept = getattr(api, name)
         def broken(*args, **kwargs):
             raise RAISED[raised]
         setattr(api, name, broken)
-    raw_out = open(case["stdout"], "wb") if case.get("stdout") else io.BytesIO()
-    err = io.BytesIO()
-    enc = case.get("encoding", "utf-8")
-    sys.stdout = io.TextIOWrapper(raw_out, encoding=enc)
-    sys.stderr = io.TextIOWrapper(err, encoding=enc)
-    try:
-        invoke(case["argv"])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    try:
-        sys.stdout.flush()
-    except OSError:
-        pass
-    sys.stderr.flush()
+    r = run_case(path, case)
     if case.get("raise"):
         setattr(api, name, kept)
-    out = b"" if case.get("stdout") else raw_out.getvalue()
     os.chdir(base)
-    out, err = (re.sub(rb'"seconds": [0-9.e-]+', b'"seconds": 0.0', b) for b in (out, err.getvalue()))
+    out, err = (re.sub(rb'"seconds": [0-9.e-]+', b'"seconds": 0.0', b) for b in (r["out"], r["err"]))
     results.append({"out": out.decode("latin-1"), "err": err.decode("latin-1").replace(base, "BASE"),
-                    "code": code, "files": files(root), "fast": bool(answered and answered[0])})
+                    "code": r["code"], "files": files(root), "fast": r["fast"]})
     shutil.rmtree(root)
-sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
 print(json.dumps(results))
 """
 
@@ -244,7 +214,7 @@ print(json.dumps(results))
 def _run(path: str, cases: list[dict], base) -> list[dict]:
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "_PROMOTE_COMPLETE", "PROMOTE_DEBUG")}
     os.makedirs(base)
-    done = subprocess.run([sys.executable, "-c", DRIVER, path, str(base)], input=json.dumps(cases),
+    done = subprocess.run([sys.executable, "-c", DRIVER, path, str(base), TESTS], input=json.dumps(cases),
                           capture_output=True, text=True, env=env, timeout=600, check=False)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)

@@ -14,6 +14,8 @@ import sys
 
 import pytest
 
+TESTS = os.path.dirname(os.path.abspath(__file__))  # where the drivers find entry_paths.py
+
 FRAMEWORKS = ["openvino", "paddle", "cann", "jax", "torch", "numpy", "tensorflow", "tosa", "array-api", "CANN",
               "Paddle@2.6", "paddle@3.3", "cann@opbase", "nope", "openvino@1", " openvino", ""]
 OPERANDS = ["i8", "u8", "i16", "u64", "f16", "bf16", "f32", "f64", "c64", "bool", "int8", "UINT8", "torch.float16",
@@ -114,61 +116,28 @@ def _generated(count: int, seed: int) -> list[dict]:
 
 
 DRIVER = r"""
-import io, json, os, sys
-import promote_cli.cli
-from promote_cli.cli import fast
+import json, os, sys
+sys.path.insert(0, sys.argv[2])
+from entry_paths import run_case
 
 path = sys.argv[1]
-answered = []
-real = fast.run
-def spy(argv):
-    code = real(argv)
-    answered.append(code is not None)
-    return code
-fast.run = spy
-
-def invoke(argv):
-    if path == "fast":
-        sys.argv = ["promote", *argv]
-        promote_cli.cli.run()
-    else:
-        from promote_cli.cli.group import main
-        main.main(args=list(argv), prog_name="promote")
-
 results = []
 keep = dict(os.environ)
 for case in json.load(sys.stdin):
     os.environ.clear()
     os.environ.update(keep)
     os.environ.update(case.get("env", {}))
-    answered.clear()
-    raw_out = open(case["stdout"], "wb") if case.get("stdout") else io.BytesIO()
-    err = io.BytesIO()
-    enc = case.get("encoding", "utf-8")
-    sys.stdout = io.TextIOWrapper(raw_out, encoding=enc)
-    sys.stderr = io.TextIOWrapper(err, encoding=enc)
-    try:
-        invoke(case["argv"])
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    try:
-        sys.stdout.flush()
-    except OSError:
-        pass
-    sys.stderr.flush()
-    out = b"" if case.get("stdout") else raw_out.getvalue()
-    results.append({"out": out.decode("latin-1"), "err": err.getvalue().decode("latin-1"), "code": code,
-                    "fast": bool(answered and answered[0])})
-sys.stdout, sys.stderr = sys.__stdout__, sys.__stderr__
+    r = run_case(path, case)
+    results.append({"out": r["out"].decode("latin-1"), "err": r["err"].decode("latin-1"), "code": r["code"],
+                    "fast": r["fast"]})
 print(json.dumps(results))
 """
 
 
 def _run(path: str, cases: list[dict]) -> list[dict]:
     env = {k: v for k, v in os.environ.items() if k not in ("PROMOTE_FRAMEWORK", "NO_COLOR", "_PROMOTE_COMPLETE")}
-    done = subprocess.run([sys.executable, "-c", DRIVER, path], input=json.dumps(cases), capture_output=True,
-                          text=True, env=env, timeout=300, check=False)
+    done = subprocess.run([sys.executable, "-c", DRIVER, path, TESTS], input=json.dumps(cases),
+                          capture_output=True, text=True, env=env, timeout=300, check=False)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
