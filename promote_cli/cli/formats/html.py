@@ -14,6 +14,7 @@ from promote_cli.cli.formats import Format, side_heads
 from promote_cli.cli.formats.kinds import (
     DIFF_INK,
     FILL,
+    FONT,
     LEGEND,
     REFUSED,
     REFUSED_GLYPH,
@@ -29,8 +30,6 @@ from promote_cli.cli.formats.kinds import (
     shown,
     type_doc,
 )
-
-FONT = "DejaVu Sans Mono, Menlo, Consolas, Liberation Mono, monospace"
 
 
 def _css() -> str:

@@ -12,6 +12,9 @@ from xml.sax.saxutils import escape as _escape
 from promote_cli.cli.formats import diff_options, one_line, side_heads
 from promote_cli.vocab import dtypes, operands
 
+#: the pictures' text font: monospaced, so that cell widths follow from lengths
+FONT = "DejaVu Sans Mono, Menlo, Consolas, Liberation Mono, monospace"
+
 REFUSED = "refused"
 REFUSED_GLYPH = "×"
 

@@ -18,6 +18,7 @@ from promote_cli.cli.formats import Format, side_heads
 from promote_cli.cli.formats.kinds import (
     DIFF_INK,
     FILL,
+    FONT,
     LEGEND,
     REFUSED,
     REFUSED_GLYPH,
@@ -35,7 +36,6 @@ from promote_cli.cli.formats.kinds import (
     type_doc,
 )
 
-FONT = "DejaVu Sans Mono, Menlo, Consolas, Liberation Mono, monospace"
 PAD = 16
 SIZE = 12  # cell and label text
 CELL_H = 22  # a matrix row
