@@ -42,35 +42,54 @@ CAST_FLAGS = {"--saturate": "saturate", "--force": "force"}
 CAST_CHOICES = {"mode": ("tosa", "extended"), "fmt": ("text", "json"), "fail_on": ("overflow", "inexact", "nan")}
 
 
-def recognise(argv: list[str], environ) -> dict | None:
-    """The arguments of `answer.printed` for an invocation of one of the shapes above, else None."""
-    if len(argv) < 3 or argv[0] != "query" or COMPLETION_VARIABLE in environ:
-        return None
-    given: dict = {"framework": None, "op": None, "fmt": None, "option_pairs": []}
-    operands = []
-    words = iter(argv[1:])
+def _words(argv: list[str], given: dict, options: dict, flags: dict | None = None,
+           choices: dict | None = None) -> list[str] | None:
+    """The positional words of `argv`, filling `given` from its options (`options`: the word -> the parameter,
+    its value the next word; a parameter whose `given` value is a list may repeat; `flags`: the word -> the
+    parameter set True; `choices`: the values a parameter allows). None for anything the Click path must
+    handle: an unknown option, one given twice, a value missing, beginning with `-` or not among the choices."""
+    flags, choices = flags or {}, choices or {}
+    positional = []
+    words = iter(argv)
     for word in words:
         if not word.startswith("-"):
-            operands.append(word)
+            positional.append(word)
             continue
-        name = OPTIONS.get(word)
+        flag = flags.get(word)
+        if flag is not None:
+            if given[flag]:
+                return None
+            given[flag] = True
+            continue
+        name = options.get(word)
         value = next(words, None)
         if name is None or value is None or value.startswith("-"):
             return None
-        if name == "option_pairs":
+        if name in choices and value not in choices[name]:
+            return None
+        if isinstance(given[name], list):
             given[name].append(value)
         elif given[name] is not None:
             return None
         else:
             given[name] = value
+    return positional
+
+
+def recognise(argv: list[str], environ) -> dict | None:
+    """The arguments of `answer.printed` for an invocation of one of the shapes above, else None."""
+    if len(argv) < 3 or argv[0] != "query" or COMPLETION_VARIABLE in environ:
+        return None
+    given: dict = {"framework": None, "op": None, "fmt": None, "option_pairs": []}
+    operands = _words(argv[1:], given, OPTIONS, choices={"fmt": FORMATS})
+    if operands is None:
+        return None
     if given["framework"] is None:
         given["framework"] = environ.get(FRAMEWORK_VARIABLE) or None
         if given["framework"] is None:
             return None
     if given["fmt"] is None:
         given["fmt"] = "text"
-    elif given["fmt"] not in FORMATS:
-        return None
     if given["op"] is None:
         given["op"] = "add"
     given["operands"] = tuple(operands)
@@ -83,30 +102,7 @@ def recognise_cast(argv: list[str], environ) -> dict | None:
         return None
     given: dict = {"to": None, "output": None, "from_": None, "mode": None, "saturate": False, "force": False,
                    "fmt": None, "fail_on": [], "jobs": None}
-    inputs = []
-    words = iter(argv[1:])
-    for word in words:
-        if not word.startswith("-"):
-            inputs.append(word)
-            continue
-        flag = CAST_FLAGS.get(word)
-        if flag is not None:
-            if given[flag]:
-                return None
-            given[flag] = True
-            continue
-        name = CAST_OPTIONS.get(word)
-        value = next(words, None)
-        if name is None or value is None or value.startswith("-"):
-            return None
-        if name in CAST_CHOICES and value not in CAST_CHOICES[name]:
-            return None
-        if name == "fail_on":
-            given[name].append(value)
-        elif given[name] is not None:
-            return None
-        else:
-            given[name] = value
+    inputs = _words(argv[1:], given, CAST_OPTIONS, CAST_FLAGS, CAST_CHOICES)
     if not inputs or given["to"] is None:
         return None
     if given["jobs"] is not None:
