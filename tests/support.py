@@ -1,9 +1,11 @@
-"""Helpers shared by the test modules: loading a script from tools/, running the CLI in-process,
-reading spec pages, and the only two ways a test may skip (tests/skip_guard.py enforces them)."""
+"""Helpers shared by the test modules: loading a script from tools/, running the CLI in-process, bounding a
+case's time, reading spec pages, and the only two ways a test may skip (tests/skip_guard.py enforces them)."""
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
+import signal
 import sys
 from pathlib import Path
 
@@ -21,6 +23,25 @@ def load_tool(name: str):
     sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
+
+
+class TooSlow(Exception):
+    """A case ran over its `time_limit`."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float):
+    """Interrupt a case that runs too long (Python-level loops; a single huge C operation finishes first)."""
+    def stop(signum, frame):
+        raise TooSlow(f"over {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, stop)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
 
 
 def run_cli(*args: str):

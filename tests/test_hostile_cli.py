@@ -187,13 +187,13 @@ def test_generated_batch_streams_answer_every_good_line_in_order(case):
 
 # ---- expressions, properties, orders, pictures, expect files, completion ---------------------------------
 
-import signal  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 from promote_cli.vocab import operators  # noqa: E402
+from support import time_limit  # noqa: E402
 
 EXPR_FRAMEWORKS = sorted({rs.key for rs in RULESETS.values() if rs.expressions is not None})
 LITERALS = ["1", "0", "-1", "2.5", "1e3", "1e999", "True", "False", "1j", "1L", "0x10", "1_000", "9" * 500, ".5",
@@ -201,27 +201,6 @@ LITERALS = ["1", "0", "-1", "2.5", "1e3", "1e999", "True", "False", "1j", "1L", 
 CASE_SECONDS = 2.0  # the longest one generated invocation may take
 
 
-class _TooSlow(Exception):
-    pass
-
-
-def _bounded(seconds: float):
-    """A context that interrupts a case running longer than `seconds` (the case then fails)."""
-    import contextlib
-
-    @contextlib.contextmanager
-    def limit():
-        def stop(signum, frame):
-            raise _TooSlow(f"over {seconds} s")
-
-        old = signal.signal(signal.SIGALRM, stop)
-        signal.setitimer(signal.ITIMER_REAL, seconds)
-        try:
-            yield
-        finally:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, old)
-    return limit()
 
 
 def _variable(rng: random.Random, seen: list) -> str:
@@ -376,7 +355,7 @@ def test_generated_new_commands_never_trace(tmp_path, monkeypatch):
     codes = {0: 0, 1: 0, 2: 0}
     for _ in range(N_NEW):
         args = _new_command(rng)
-        with _bounded(CASE_SECONDS):
+        with time_limit(CASE_SECONDS):
             result = runner.invoke(main, args)
         _check_new(result, args)
         codes[result.exit_code] += 1
@@ -430,7 +409,7 @@ def test_generated_picture_outputs_replace_only_regular_files(tmp_path, monkeypa
                             ["--diff", "numpy", "to-rules"]])
         args = ["table", *sides, "--types", "i8,u8,f16"] + [w for kv in given.items() for w in kv]
         before = _tree(tmp_path)
-        with _bounded(CASE_SECONDS):
+        with time_limit(CASE_SECONDS):
             result = runner.invoke(main, args)
         _check(result, args)
         codes[result.exit_code] += 1
@@ -509,14 +488,14 @@ def test_generated_expect_files_never_trace(tmp_path, monkeypatch):
         path.write_bytes(data)
         source = rng.choice([str(path), "-", str(path), str(tmp_path), "nosuch.expect", "/dev/null", ""])
         args = ["expect", source] + rng.choice([[], ["--format", "json"]])
-        with _bounded(CASE_SECONDS):
+        with time_limit(CASE_SECONDS):
             result = runner.invoke(main, args, input=data if source == "-" else None)
         _check(result, args)
         codes[result.exit_code] += 1
         assert path.read_bytes() == data
     assert all(codes.values()), codes
     os.mkfifo("fifo")  # a FIFO nobody writes: refused at once, never waited on
-    with _bounded(CASE_SECONDS):
+    with time_limit(CASE_SECONDS):
         result = runner.invoke(main, ["expect", "fifo"])
     _check(result, ["expect", "fifo"])
     assert result.exit_code == 2
@@ -545,7 +524,7 @@ def test_generated_completion_requests_never_trace(monkeypatch):
         if rng.random() < 0.05:
             del env["COMP_WORDS"]
         env = {k: v.replace("\x00", "") for k, v in env.items()}
-        with _bounded(CASE_SECONDS):
+        with time_limit(CASE_SECONDS):
             result = runner.invoke(main, [], env=env, prog_name="promote")
         _check(result, env)
         assert result.exit_code in (0, 2) and "internal error" not in result.stderr, (env, result.stderr)
@@ -606,14 +585,14 @@ def test_generated_fast_path_boundary(monkeypatch, capsys):
             monkeypatch.delenv("PROMOTE_FRAMEWORK", raising=False)
         else:
             monkeypatch.setenv("PROMOTE_FRAMEWORK", framework.replace("\x00", ""))
-        with _bounded(CASE_SECONDS):
+        with time_limit(CASE_SECONDS):
             code = fast.run(argv)
         out, err = capsys.readouterr()
         if code is not None:
             assert code in (0, 1, 2) and "Traceback" not in err and len(err.splitlines()) <= 1, (argv, code, err)
             continue
         assert out == err == "", argv  # declined before writing anything
-        with _bounded(CASE_SECONDS):
+        with time_limit(CASE_SECONDS):
             result = runner.invoke(main, argv)
         _check(result, argv)
 

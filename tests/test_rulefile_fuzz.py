@@ -7,11 +7,9 @@ a `PromoteError` (a rule defect), never another exception, and in bounded time.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import random
-import signal
 import sys
 from pathlib import Path
 
@@ -26,6 +24,7 @@ from promote_cli.errors import PromoteError
 from promote_cli.oracle import registry
 from promote_cli.oracle.engine import answer
 from promote_cli.oracle.loader import merge
+from support import time_limit
 
 RULES = sorted((Path(__file__).resolve().parent.parent / "rules").glob("*.toml"))
 CASES_PER_FILE = 150  # x every shipped file (8 now): over 1,000 mutated files per run
@@ -90,23 +89,6 @@ def mutate(data: dict, rng: random.Random) -> dict:
     return data
 
 
-class _TooSlow(Exception):
-    pass
-
-
-@contextlib.contextmanager
-def time_limit(seconds: float):
-    """Interrupt a case that runs too long (Python-level loops; a single huge C operation finishes first)."""
-    def stop(signum, frame):
-        raise _TooSlow(f"over {seconds} s")
-
-    old = signal.signal(signal.SIGALRM, stop)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def ask_everything(rs) -> None:
