@@ -93,7 +93,7 @@ def batch(framework: str, lines, op: str = "add", options: dict | None = None):
 
 def batch_write(framework: str, lines, render, write, op: str = "add", options: dict | None = None):
     """`promote query --batch` as text: every line answered as `batch` answers it, `render(BatchLine)` (the
-    line's text without its newline, as `cli/formats` make it) written with `write(str)` a block of lines at
+    line's text without its newline, as `formats/` make it) written with `write(str)` a block of lines at
     a time; returns `(exit code, lines that could not be answered)`, the worst line's code (2 outranks 1).
 
     The same output as rendering each of `batch`'s lines, faster: a line whose canonical operands were
@@ -233,7 +233,7 @@ def lattice(framework: str, op: str = "add", options: dict | None = None, *, nam
 def render(payload, fmt: str = "text", **settings) -> str:
     """A payload (a `Matrix`, `Diff`, `Order`, `Answer`, ...) as the text of an output format of the command line:
     text, json, csv, markdown, rich, svg, html, dot, mermaid. UsageError for a format without a form for it."""
-    from promote_cli.cli import formats
+    from promote_cli import formats
 
     out = formats.get(fmt, **settings)
     return formats.render(out, payload)

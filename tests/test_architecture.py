@@ -17,7 +17,8 @@ ALLOWED = {
     "arrayio": {"numerics"},
     "expressions": {"oracle"},
     "probes": {"oracle", "numerics", "expressions"},
-    "cli": {"api"},  # commands reach everything else through the public API (promote_cli/__init__.py)
+    "formats": set(),  # the output formats: payloads in, text out
+    "cli": {"api", "formats"},  # commands reach everything else through the public API (promote_cli/__init__.py)
 }
 
 

@@ -1,4 +1,4 @@
-"""The output-format interface (promote_cli/cli/formats): one module per format, one set of payload methods."""
+"""The output-format interface (promote_cli/formats): one module per format, one set of payload methods."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 import promote_cli
 from promote_cli import UsageError
-from promote_cli.cli import formats
+from promote_cli import formats
 from support import run_cli
 
 
@@ -44,7 +44,7 @@ def test_the_query_path_loads_only_the_format_it_uses():
 
     code = ("import sys\nfrom promote_cli.cli import main\n"
             "try:\n    main(['query', 'i8', 'u8', '-f', 'cann'])\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('promote_cli.cli.formats.')))")
+            "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('promote_cli.formats.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.splitlines()[-1] == "['text']"
 

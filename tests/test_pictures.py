@@ -11,8 +11,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import promote_cli as api
-from promote_cli.cli.formats import kinds as pic
-from promote_cli.cli.formats.svg import lines_of
+from promote_cli.formats import kinds as pic
+from promote_cli.formats.svg import lines_of
 from tests.support import ROOT, run_cli
 
 SVG = "{http://www.w3.org/2000/svg}"

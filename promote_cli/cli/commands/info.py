@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 import promote_cli
-from promote_cli.cli import formats
+from promote_cli import formats
 from promote_cli.cli.options import color_option, color_wanted, complete_framework
 from promote_cli.errors import EXIT_USAGE
 

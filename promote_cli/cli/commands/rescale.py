@@ -9,7 +9,7 @@ import sys
 import click
 
 import promote_cli
-from promote_cli.cli import formats
+from promote_cli import formats
 from promote_cli.cli.options import color_option, color_wanted, complete_path
 from promote_cli.errors import EXIT_OK, EXIT_USAGE, PromoteError, UsageError
 

@@ -10,8 +10,8 @@ one line per side, each coloured by its result's kind; cells on which every side
 
 from __future__ import annotations
 
-from promote_cli.cli.formats import Format, side_heads
-from promote_cli.cli.formats.kinds import (
+from promote_cli.formats import Format, side_heads
+from promote_cli.formats.kinds import (
     DIFF_INK,
     FILL,
     FONT,

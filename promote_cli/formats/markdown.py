@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from promote_cli.cli.formats import REFUSED_MARKDOWN, Format, Records, corner, shown, side_heads
+from promote_cli.formats import REFUSED_MARKDOWN, Format, Records, corner, shown, side_heads
 
 
 def _esc(cell: str) -> str:

@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 import re
 
-from promote_cli.cli.formats import Format, side_heads
-from promote_cli.cli.formats.kinds import (
+from promote_cli.formats import Format, side_heads
+from promote_cli.formats.kinds import (
     DIFF_INK,
     FILL,
     FONT,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from promote_cli.cli.formats import Format
-from promote_cli.cli.formats.kinds import FILL, kind_of, kinds, one_line
+from promote_cli.formats import Format
+from promote_cli.formats.kinds import FILL, kind_of, kinds, one_line
 
 
 def label(text: str) -> str:

@@ -1,6 +1,6 @@
 """Output formats: one small module per format behind one interface.
 
-    from promote_cli.cli import formats
+    from promote_cli import formats
     out = formats.get("csv")            # text, json, csv, markdown, rich (`color=True` for colour,
                                         # `width=N` to fit matrices into N columns)
     formats.emit(out.matrix(m))         # the payload, on stdout

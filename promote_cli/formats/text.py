@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from promote_cli.cli.formats import (
+from promote_cli.formats import (
     REFUSED_TEXT,
     Format,
     Records,

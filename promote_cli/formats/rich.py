@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.padding import Padding
 from rich.table import Table
 
-from promote_cli.cli.formats import (
+from promote_cli.formats import (
     REFUSED_MARKDOWN,
     Format,
     Records,

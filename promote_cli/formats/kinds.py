@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape as _escape
 
-from promote_cli.cli.formats import diff_options, one_line, side_heads
+from promote_cli.formats import diff_options, one_line, side_heads
 from promote_cli.vocab import dtypes, operands
 
 #: the pictures' text font: monospaced, so that cell widths follow from lengths

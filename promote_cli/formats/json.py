@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from promote_cli.cli.formats import Format, Records
+from promote_cli.formats import Format, Records
 
 
 def dumps(data) -> str:

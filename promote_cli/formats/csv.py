@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from promote_cli.cli.formats import Format, Records, corner, side_heads
+from promote_cli.formats import Format, Records, corner, side_heads
 
 
 def _rows(header: list[str], rows) -> str:
