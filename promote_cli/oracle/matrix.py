@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from promote_cli.errors import RuleDefect, UsageError
 from promote_cli.oracle.engine import Answer, answer, parse_options, resolve_op
 from promote_cli.oracle.model import Ruleset
+from promote_cli.oracle.registry import is_pair, load, parse_side
 from promote_cli.vocab import dtypes, operands
 
 
@@ -61,10 +62,13 @@ class Diff:
     options: dict = field(default_factory=dict)  # options given once for every side (`-O`), as words
 
 
-def axis(rs: Ruleset | None, types: list[str] | None) -> list[str]:
-    """The operands of a table: the given ones (canonical, each once), else the framework's types."""
+def axis(rs: Ruleset | None, types: list[str] | str | None) -> list[str]:
+    """The operands of a table: the given ones (canonical, each once; a string lists them as `--types` does,
+    `"i8,u8"`), else the framework's types."""
     if types is None:
         return [d.name for d in rs.types]
+    if isinstance(types, str):
+        types = [t.strip() for t in types.split(",") if t.strip()]
     names: list[str] = []
     seen: dict[str, str] = {}
     for given in types:
@@ -108,6 +112,30 @@ def union_types(rulesets: list[Ruleset]) -> list[str]:
     """Every side's type set, in the vocabulary's order."""
     have = {d.name for rs in rulesets for d in rs.types}
     return [name for name in dtypes.DTYPES if name in have]
+
+
+def sides(given, common: dict | None = None) -> list[Side]:
+    """The sides of a diff, loaded: `given` holds two or more sides (or is one list of them), each a spec string
+    `NAME[@VERSION][:KEY=VALUE,...]` or a pair (NAME, options). `common` (options for every side) applies to each
+    side that has the option; an option no side has, or a side's own option its ruleset lacks, is a UsageError."""
+    if len(given) == 1 and isinstance(given[0], (list, tuple)) and not is_pair(given[0]):
+        given = tuple(given[0])
+    parsed = [parse_side(s) for s in given]
+    if len(parsed) < 2:
+        raise UsageError("a diff compares two or more rulesets")
+    loaded = [(label, load(spec), own) for label, spec, own in parsed]
+    common = dict(common or {})
+    unknown = [k for k in common if not any(k in rs.options for _, rs, _ in loaded)]
+    if unknown:
+        names = " nor ".join(label for label, _, _ in loaded)
+        raise UsageError(f"neither {names} has option {unknown[0]!r}")
+    built = []
+    for label, rs, own in loaded:
+        merged = {k: v for k, v in common.items() if k in rs.options}
+        merged.update(own)
+        parse_options(rs, merged)  # a side's own unknown option or bad value: UsageError naming it
+        built.append(Side(label, rs, merged))
+    return built
 
 
 def diff(sides: list[Side], types: list[str] | None = None, op: str = "add", common: dict | None = None) -> Diff:
