@@ -88,10 +88,12 @@ def query(framework: str, a, b, op: str = "add", options: dict | None = None) ->
 
 def query_n(framework: str, operands, op: str = "add", options: dict | None = None) -> Answer:
     """The answer of `framework` for two or more operands (`result_type(a, b, c, ...)`), as the ruleset's
-    `[nary]` says (folded pairwise from the left, or one join on a lattice); `.operands` lists them all."""
+    `[nary]` says (folded pairwise from the left, or one join on a lattice); `.operands` lists them all.
+    `operands` is a list of operands (as `query` takes them) or a string of them, `"i8 u8 f16"`, as the command
+    line's words."""
     from promote_cli.oracle.engine import answer_n
 
-    operands = list(operands)
+    operands = operands.split() if isinstance(operands, str) else list(operands)
     if len(operands) < 2:
         raise UsageError("an N-operand query takes two or more operands")
     return answer_n(load(framework), operands, op, options)

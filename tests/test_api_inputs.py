@@ -80,6 +80,7 @@ SPELLINGS = [
     (["query", "0D:F32", "weak:BF16", "-f", "Jax"], lambda: promote_cli.query("Jax", "0D:F32", "weak:BF16")),
     (["query", "float16", "PY:Int", "-f", "numpy"], lambda: promote_cli.query("numpy", "float16", "PY:Int")),
     (["query", "i8", "u8", "f16?", "-f", "jax"], lambda: promote_cli.query_n("jax", ["i8", "u8", "f16?"])),
+    (["query", "i8", "UINT8", "F16", "-f", "jax"], lambda: promote_cli.query_n("jax", " i8  UINT8 F16")),
     (["table", "-f", "torch", "--types", "i8,u8"], lambda: promote_cli.table("torch", types="i8,u8")),
     (["table", "-f", "Torch", "--types", " I8, uint8 ,,F16"], lambda: promote_cli.table("Torch", types=" I8, uint8 ,,F16")),
     (["table", "--diff", "CANN", "cann@opbase", "--types", "int8,UINT8,f32"],
