@@ -51,15 +51,24 @@ REFUSED_TEXT = "-"
 REFUSED_MARKDOWN = "×"
 
 
+class Section(Record):
+    """A titled block of a listing's details: `lines` (an option, a setting) then `bullets` (notes)."""
+
+    title: str
+    lines: list[str] = factory(list)
+    bullets: list[str] = factory(list)
+
+
 class Records(Record):
     """A listing: `rows` (strings, under `header`) for the tabular formats, `data` (JSON values) for json;
-    `details` are extra lines the text format prints after the table (e.g. `frameworks -v`)."""
+    `details` are `Section`s that text, markdown and rich print after the table (e.g. `frameworks -v`; json
+    has them in `data`, csv is the table alone)."""
 
     title: str
     header: list[str]
     rows: list[list[str]]
     data: object
-    details: list[str] = factory(list)
+    details: list[Section] = factory(list)
 
 
 class Format:

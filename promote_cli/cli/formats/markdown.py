@@ -9,6 +9,11 @@ def _esc(cell: str) -> str:
     return cell.replace("|", "\\|")
 
 
+def _code(text: str) -> str:
+    """Text for a code span (a backtick inside would end it)."""
+    return text.replace("`", "'")
+
+
 def _table(header: list[str], rows: list[list[str]]) -> str:
     lines = ["| " + " | ".join(_esc(h) for h in header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(_esc(c) for c in row) + " |" for row in rows]
@@ -27,7 +32,12 @@ class Markdown(Format):
         return _table(["a", "b", *side_heads(d)], rows)
 
     def records(self, r: Records) -> str:
-        return _table(r.header, r.rows)
+        """The table, then each section of details: its title in bold and its lines and bullets as a list."""
+        out = [_table(r.header, r.rows)]
+        for sec in r.details:
+            items = [f"- `{_code(x)}`" for x in sec.lines] + [f"- {x}" for x in sec.bullets]
+            out.append(f"\n**{sec.title}**\n\n" + "".join(f"{item}\n" for item in items))
+        return "".join(out)
 
 
 FORMAT = Markdown

@@ -91,6 +91,9 @@ class Rich(Format):
         """A listing as a table where its cells fit the width whole; else one block per record (its first cell as
         a heading, then each other column as `header  value`, the values wrapped), so nothing is cut or squeezed
         into a column a word wide."""
+        return self._render(*self._listing(r), *_details(r.details))
+
+    def _listing(self, r: Records) -> list:
         width = self._console().width
         cols = [max(len(c) for c in [col] + [row[i] for row in r.rows]) for i, col in enumerate(r.header)]
         if sum(cols) + 3 * len(cols) + 1 <= width:
@@ -99,7 +102,7 @@ class Rich(Format):
                 t.add_column(escape(col), no_wrap=True)
             for rec in r.rows:
                 t.add_row(*[escape(c) for c in rec])
-            return self._render(t)
+            return [t]
         blocks = []
         for rec in r.rows:
             grid = Table.grid(padding=(0, 2))
@@ -109,7 +112,22 @@ class Rich(Format):
                 if cell:
                     grid.add_row(escape(col), escape(cell))
             blocks += [f"[bold]{escape(rec[0])}[/]", Padding(grid, (0, 0, 1, 2))]
-        return self._render(*blocks)
+        return blocks
+
+
+def _details(sections) -> list:
+    """A listing's details: each section's title in bold, then its lines and bullets indented (wrapped, not cut)."""
+    out = []
+    for sec in sections:
+        body = Table.grid(padding=(0, 1, 0, 0))
+        body.add_column(no_wrap=True)  # the bullets' marks: a note's wrapped lines hang under its first word
+        body.add_column(overflow="fold", ratio=1)
+        for line in sec.lines:
+            body.add_row("", escape(line))
+        for note in sec.bullets:
+            body.add_row("-", escape(note))
+        out += ["", f"[bold]{escape(sec.title)}[/]", Padding(body, (0, 0, 0, 2))]
+    return out
 
 
 FORMAT = Rich

@@ -47,8 +47,9 @@ class Text(Format):
         return grid(["a", "b", *side_heads(d)], rows)
 
     def records(self, r: Records) -> str:
-        text = grid(r.header, r.rows)
-        return text + "".join(f"{line}\n" for line in r.details)
+        lines = [line for sec in r.details
+                 for line in ["", sec.title, *(f"  {x}" for x in sec.lines), *(f"  - {x}" for x in sec.bullets)]]
+        return grid(r.header, r.rows) + "".join(f"{line}\n" for line in lines)
 
     def report(self, r, limit: int) -> str:
         lines = [m.line() for m in r.mismatches]
