@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from promote_cli.errors import RuleDefect, UsageError
 from promote_cli.oracle.engine import Answer, answer, parse_options, resolve_op
-from promote_cli.oracle.model import Ruleset
+from promote_cli.oracle.model import Ruleset, json_value
 from promote_cli.vocab import dtypes, operands
 
 
@@ -58,7 +58,7 @@ class Diff:
     differences: list[dict]
     versions: tuple[str, ...] = ()  # each side's ruleset as NAME@VERSION, in the order of `frameworks`
     summary: dict = field(default_factory=dict)
-    options: dict = field(default_factory=dict)  # options given once for every side (`-O`), as words
+    options: dict = field(default_factory=dict)  # options given once for every side (`-O`), as JSON values
 
 
 def axis(rs: Ruleset | None, types: list[str] | None) -> list[str]:
@@ -90,7 +90,7 @@ def _cell(rs: Ruleset, a: str, b: str, op: str, options: dict | None) -> Answer 
 def matrix(rs: Ruleset, types: list[str] | None = None, op: str = "add", options: dict | None = None) -> Matrix:
     """The full matrix; UsageError for an unknown op, option or type, RuleDefect for a failing rule."""
     resolve_op(rs, op)
-    shown = {k: getattr(v, "name", v) for k, v in parse_options(rs, options).items()}  # bad options fail here
+    shown = {k: json_value(v) for k, v in parse_options(rs, options).items()}  # bad options fail here
     names = axis(rs, types)
     cells = []
     for a in names:
@@ -135,7 +135,7 @@ def diff(sides: list[Side], types: list[str] | None = None, op: str = "add", com
     shown = {}
     for key, value in (common or {}).items():
         opt = next(s.ruleset.options[key] for s in sides if key in s.ruleset.options)
-        shown[key] = opt.show(getattr(opt.parse(value), "name", opt.parse(value)))
+        shown[key] = json_value(opt.parse(value))
     return Diff(tuple(labels), op, names, out, tuple(s.ruleset.key for s in sides), summary, shown)
 
 

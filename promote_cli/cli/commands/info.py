@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 from pathlib import Path
@@ -23,10 +22,6 @@ def listing_format(fmt: str | None, color: str) -> formats.Format:
     colored = color_wanted(color)
     fmt = fmt or ("rich" if colored else "text")
     return formats.get(fmt, color=colored, width=shutil.get_terminal_size().columns if fmt == "rich" else None)
-
-
-def _value(value) -> str:
-    return json.dumps(getattr(value, "name", value), ensure_ascii=False).strip('"')
 
 
 @click.command()
@@ -73,7 +68,7 @@ def frameworks(framework, fmt, verbose, color):
 def _details(r: dict) -> formats.Section:
     """What `frameworks -v` adds for a ruleset: its options with their defaults, what `promote expr` evaluates,
     its notes (known deviations)."""
-    lines = [f"-O {key}={_value(value)} (default)" for key, value in r["options"].items()]
+    lines = [f"-O {key}={formats.word(value)} (default)" for key, value in r["options"].items()]
     if r["expressions"]:
         ex = r["expressions"]
         literals = ", ".join(f"{k} {v}" for k, v in ex["literals"].items()) or "none"

@@ -76,6 +76,7 @@ class Format:
 
     name = ""
     summarises = False  # whether `diff` holds the diff's summary (else the command prints it on stderr)
+    unanswered = "the `error:` lines"  # where a batch's lines that could not be answered are, in its output
 
     def __init__(self, color: bool = False, width: int | None = None):
         self.color = color
@@ -199,9 +200,21 @@ DIFF_KINDS = {"different_results": "with different results",
               "type_absent": "with a type a side lacks"}
 
 
+def word(value) -> str:
+    """An option's value (a JSON value in every payload) as a user types it: `true`/`false`, a name, a number."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def option_words(options: dict) -> str:
+    """Option values as `KEY=VALUE, ...` ("" for none)."""
+    return ", ".join(f"{k}={word(v)}" for k, v in options.items())
+
+
 def diff_options(d) -> str:
     """The options a diff gave every side (`-O`), as `KEY=VALUE, ...` ("" for none)."""
-    return ", ".join(f"{k}={v}" for k, v in getattr(d, "options", {}).items())
+    return option_words(getattr(d, "options", {}))
 
 
 def diff_head(d) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from xml.sax.saxutils import escape as _escape
 
-from promote_cli.cli.formats import diff_options, one_line, side_heads
+from promote_cli.cli.formats import diff_options, one_line, option_words, side_heads
 from promote_cli.vocab import dtypes, operands
 
 #: the pictures' text font: monospaced, so that cell widths follow from lengths
@@ -61,7 +61,7 @@ def type_doc(name: str) -> str:
 
 
 def matrix_title(m) -> str:
-    opts = ", ".join(f"{k}={_show(v)}" for k, v in m.options.items())
+    opts = option_words(m.options)
     return one_line(f"{m.framework}@{m.version}  ·  op {m.op}" + (f"  ·  {opts}" if opts else ""))
 
 
@@ -70,12 +70,6 @@ def diff_title(d) -> str:
     opts = diff_options(d)
     return one_line(f"{' vs '.join(side_heads(d))}  ·  op {d.op}" + (f"  ·  {opts}" if opts else "")
                     + f"  ·  {len(d.differences)} of {n * n} cells differ")
-
-
-def _show(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
 
 
 def cells_by_pair(d) -> dict[tuple[str, str], list[str | None]]:

@@ -10,9 +10,11 @@ from promote_cli.cli.formats import (
     corner,
     grid,
     one_line,
+    option_words,
     shown,
     side_heads,
     slices,
+    word,
 )
 
 
@@ -183,7 +185,7 @@ def explanation_lines(x) -> list[str]:
     elif x.reason:
         out.append(f"  reason: {x.reason}")
     if x.options:
-        out.append("  options: " + ", ".join(f"{k}={v}" for k, v in x.options.items()))
+        out.append("  options: " + option_words(x.options))
     by_option: dict = {}
     for alt in x.alternatives:
         by_option.setdefault(alt.option, []).append(alt)
@@ -192,7 +194,7 @@ def explanation_lines(x) -> list[str]:
     for name, alts in by_option.items():
         groups: dict = {}
         for alt in alts:
-            groups.setdefault(alt.result, []).append(alt.value)
+            groups.setdefault(alt.result, []).append(word(alt.value))
         for result, values in groups.items():
             same = " (as now)" if result == x.result else ""
             out.append(f"    {name}={'|'.join(values)} -> {_outcome(result)}{same}")
@@ -208,7 +210,7 @@ _CASES = {"commutative": ("pairs", "depend on the operands' order", "in one orde
 
 def check_lines(x) -> list[str]:
     """`promote check` as lines: what was checked, each property's verdict with counterexamples, the claims."""
-    opts = ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in x.options.items()) or "none"
+    opts = option_words(x.options) or "none"
     forms = "tensors" if x.forms == ["tensor"] else ", ".join(x.forms)
     out = [f"{x.framework}@{x.version}: {len(x.operands)} operands ({forms}); ops {', '.join(x.ops)}; options {opts}"]
     out += [f"  {form}: not checked: {why}" for form, why in x.skipped_forms.items()]
