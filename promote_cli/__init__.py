@@ -115,11 +115,14 @@ def _asker(framework: str, op: str, options: dict | None):
     return Asker(rs, op, options, MEMO_ENTRIES)
 
 
-def table(framework: str, types: list[str] | None = None, op: str = "add", options: dict | None = None):
-    """The promotion matrix (a `Matrix`: `.types`, `.results()`); `types` may not repeat an operand."""
+def table(framework: str, types: list[str] | None = None, op: str = "add", options: dict | None = None, *,
+          common_types: bool = False, drop_refused: bool = False):
+    """The promotion matrix (a `Matrix`: `.types`, `.results()`, `.absent`: the operands it lacks); `types` may not
+    repeat an operand. `common_types` keeps only the operands the framework has, `drop_refused` only those with an
+    answer in their row or column."""
     from promote_cli.oracle.matrix import matrix
 
-    return matrix(load(framework), types, op, options)
+    return matrix(load(framework), types, op, options, common_types, drop_refused)
 
 
 def parse_side(side):
@@ -149,13 +152,16 @@ def _show(value) -> str:
     return str(getattr(value, "name", value))
 
 
-def diff(*sides, types: list[str] | None = None, op: str = "add", options: dict | None = None):
+def diff(*sides, types: list[str] | None = None, op: str = "add", options: dict | None = None,
+         common_types: bool = False, drop_refused: bool = False):
     """The cells where rulesets answer differently (a `Diff`: `.frameworks`, `.differences`).
 
     `diff("cann", "cann@opbase")` or `diff(["openvino", ("openvino", {"promote_unsafe": True})])`:
     two or more sides, each a name, a spec string `NAME[@VERSION][:KEY=VALUE,...]` or a pair
     (NAME, options). `options` applies to every side that has the option; an option no side has,
-    or a side's own option its ruleset lacks, is a UsageError (as on the command line).
+    or a side's own option its ruleset lacks, is a UsageError (as on the command line). `common_types` compares only the
+    operands every side has, `drop_refused` leaves out those no side answers any pair of (`.absent`: per side,
+    the operands it lacks).
     """
     from promote_cli.oracle.engine import parse_options
     from promote_cli.oracle.matrix import Side
@@ -178,7 +184,7 @@ def diff(*sides, types: list[str] | None = None, op: str = "add", options: dict 
         merged.update(own)
         parse_options(rs, merged)  # a side's own unknown option or bad value: UsageError naming it
         built.append(Side(label, rs, merged))
-    return _diff(built, types, op, common)
+    return _diff(built, types, op, common, common_types=common_types, drop_refused=drop_refused)
 
 
 def _is_pair(value) -> bool:

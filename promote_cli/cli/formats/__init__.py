@@ -47,8 +47,10 @@ from promote_cli.errors import UsageError, one_line  # noqa: F401  (re-exported:
 from promote_cli.records import Record, factory
 
 NAMES = ("text", "json", "csv", "markdown", "rich", "svg", "html", "dot", "mermaid")
-REFUSED_TEXT = "-"
-REFUSED_MARKDOWN = "×"
+#: a refused cell in text, in markdown and rich (and the pictures), in csv
+REFUSED_TEXT, REFUSED_MARKDOWN, REFUSED_CSV = "-", "×", ""
+#: a cell of an operand the framework lacks (a type it does not have, a form it has no rules for), in every format
+ABSENT = "n/a"
 
 
 class Section(Record):
@@ -244,5 +246,28 @@ def cell_lines(o) -> list[str]:
     return [f"{c.a} {c.b}: {c.why}" for c in o.cells]
 
 
-def shown(result: str | None, refused: str) -> str:
-    return result if result is not None else refused
+def shown(result: str | None, refused: str, lacking: bool = False) -> str:
+    """A cell's text: its result, else `ABSENT` where the framework lacks an operand, else the format's `refused`."""
+    if result is not None:
+        return result
+    return ABSENT if lacking else refused
+
+
+def matrix_rows(m, refused: str) -> list[list[str]]:
+    """A matrix's cells as text, a row per left operand (`shown`)."""
+    return [[shown(r, refused, gone) for r, gone in zip(row, lacks)] for row, lacks in zip(m.results(), m.lacking())]
+
+
+def diff_rows(d, refused: str) -> list[list[str]]:
+    """A diff's rows as text: `a`, `b`, then each side's cell (`shown`)."""
+    return [[x["a"], x["b"], *(shown(x[f], refused, gone) for f, gone in zip(d.frameworks, d.lacking(x)))]
+            for x in d.differences]
+
+
+def legend(marks: set[str], refused: str, what: str) -> str:
+    """The marks of the cells that are not results, in words ("" when `marks` has neither): for formats with a
+    legend (rich)."""
+    parts = [f"{refused} refused"] if refused in marks else []
+    if ABSENT in marks:
+        parts.append(f"{ABSENT}: {what} has no such type (or operand form)")
+    return "   ".join(parts)

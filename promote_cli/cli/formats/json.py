@@ -43,14 +43,15 @@ class Json(Format):
                       "error": str(line.error), "version": line.version})
 
     def matrix(self, m) -> str:
-        data = {"framework": m.framework, "version": m.version, "op": m.op, "types": m.types, "matrix": m.results()}
+        data = {"framework": m.framework, "version": m.version, "op": m.op, "types": m.types, "matrix": m.results(),
+                "absent": m.absent}  # a null cell of an absent operand: not refused, the framework lacks it
         if m.options:
             data["options"] = m.options
         return dumps(data) + "\n"
 
     def diff(self, d) -> str:
         data = {"frameworks": list(d.frameworks), "op": d.op, "types": d.types, "differences": d.differences,
-                "versions": dict(zip(d.frameworks, d.versions)), "summary": d.summary}
+                "versions": dict(zip(d.frameworks, d.versions)), "summary": d.summary, "absent": d.absent}
         if d.options:
             data["options"] = d.options  # given once for every side that has them (-O)
         return dumps(data) + "\n"

@@ -1,8 +1,8 @@
-"""Markdown: pipe tables (a refusal is ×, row labels in bold)."""
+"""Markdown: pipe tables (a refusal is ×, an operand the framework lacks n/a, row labels in bold)."""
 
 from __future__ import annotations
 
-from promote_cli.cli.formats import REFUSED_MARKDOWN, Format, Records, corner, shown, side_heads
+from promote_cli.cli.formats import REFUSED_MARKDOWN, Format, Records, corner, diff_rows, matrix_rows, side_heads
 
 
 def _esc(cell: str) -> str:
@@ -24,12 +24,11 @@ class Markdown(Format):
     name = "markdown"
 
     def matrix(self, m) -> str:
-        rows = [[f"**{a}**"] + [shown(r, REFUSED_MARKDOWN) for r in row] for a, row in zip(m.types, m.results())]
+        rows = [[f"**{a}**"] + row for a, row in zip(m.types, matrix_rows(m, REFUSED_MARKDOWN))]
         return _table([corner(m)] + m.types, rows)
 
     def diff(self, d) -> str:
-        rows = [[x["a"], x["b"], *(shown(x[f], REFUSED_MARKDOWN) for f in d.frameworks)] for x in d.differences]
-        return _table(["a", "b", *side_heads(d)], rows)
+        return _table(["a", "b", *side_heads(d)], diff_rows(d, REFUSED_MARKDOWN))
 
     def records(self, r: Records) -> str:
         """The table, then each section of details: its title in bold and its lines and bullets as a list."""

@@ -8,10 +8,11 @@ from promote_cli.cli.formats import (
     Records,
     cell_lines,
     corner,
+    diff_rows,
     grid,
+    matrix_rows,
     one_line,
     option_words,
-    shown,
     side_heads,
     slices,
     word,
@@ -31,7 +32,7 @@ class Text(Format):
         return ans.result if ans.result is not None else f"error: {one_line(ans.refusal or '')}"
 
     def matrix(self, m) -> str:
-        rows = [[a] + [shown(r, REFUSED_TEXT) for r in row] for a, row in zip(m.types, m.results())]
+        rows = [[a] + row for a, row in zip(m.types, matrix_rows(m, REFUSED_TEXT))]
         header = [corner(m)] + m.types
         if self.width is None:
             return grid(header, rows)
@@ -45,8 +46,7 @@ class Text(Format):
     def diff(self, d) -> str:
         if not d.differences:
             return ""
-        rows = [[x["a"], x["b"], *(shown(x[f], REFUSED_TEXT) for f in d.frameworks)] for x in d.differences]
-        return grid(["a", "b", *side_heads(d)], rows)
+        return grid(["a", "b", *side_heads(d)], diff_rows(d, REFUSED_TEXT))
 
     def records(self, r: Records) -> str:
         lines = [line for sec in r.details
