@@ -148,25 +148,31 @@ def _asker(framework: str, op: str, options: dict | None):
     return Asker(rs, op, options, MEMO_ENTRIES)
 
 
-def table(framework: str, types: list[str] | str | None = None, op: str = "add", options: dict | None = None) -> Matrix:
-    """The promotion matrix (a `Matrix`: `.types`, `.results()`); `types` (a list of operands, or a string of
-    them as `--types` takes it, `"i8,u8"`) may not repeat an operand."""
+def table(framework: str, types: list[str] | str | None = None, op: str = "add", options: dict | None = None, *,
+          common_types: bool = False, drop_refused: bool = False) -> Matrix:
+    """The promotion matrix (a `Matrix`: `.types`, `.results()`, `.absent`: the operands it lacks); `types` (a list
+    of operands, or a string of them as `--types` takes it, `"i8,u8"`) may not repeat an operand. `common_types`
+    keeps only the operands the framework has, `drop_refused` only those with an answer in their row or column."""
     from promote_cli.oracle.matrix import matrix
 
-    return matrix(load(framework), types, op, options)
+    return matrix(load(framework), types, op, options, common_types, drop_refused)
 
 
-def diff(*sides, types: list[str] | str | None = None, op: str = "add", options: dict | None = None) -> Diff:
+def diff(*sides, types: list[str] | str | None = None, op: str = "add", options: dict | None = None,
+         common_types: bool = False, drop_refused: bool = False) -> Diff:
     """The cells where rulesets answer differently (a `Diff`: `.frameworks`, `.differences`).
 
     `diff("cann", "cann@opbase")` or `diff(["openvino", ("openvino", {"promote_unsafe": True})])`:
     two or more sides, each a name, a spec string `NAME[@VERSION][:KEY=VALUE,...]` or a pair
     (NAME, options). `options` applies to every side that has the option; an option no side has,
-    or a side's own option its ruleset lacks, is a UsageError (as on the command line).
+    or a side's own option its ruleset lacks, is a UsageError (as on the command line). `common_types` compares only the
+    operands every side has, `drop_refused` leaves out those no side answers any pair of (`.absent`: per side,
+    the operands it lacks).
     """
     from promote_cli.oracle import matrix
 
-    return matrix.diff(matrix.sides(sides, options), types, op, options)
+    return matrix.diff(matrix.sides(sides, options), types, op, options, common_types=common_types,
+                       drop_refused=drop_refused)
 
 
 def check(framework: str, op: str | None = None, options: dict | None = None, forms="tensor", limit: int = 5) -> Check:

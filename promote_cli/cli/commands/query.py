@@ -62,5 +62,5 @@ def _batch(framework, op, opts, out) -> int:
         stdout.flush()
     if unanswered:
         click.echo(f"promote: {unanswered} line{'s' if unanswered != 1 else ''} could not be answered "
-                   "(see the `error:` lines)", err=True)
+                   f"(see {out.unanswered})", err=True)
     return status
