@@ -27,6 +27,11 @@ def write_recording(data: dict, path: str) -> None:
         lines += [" " + json.dumps(c, ensure_ascii=False) + ("," if i < len(cases) - 1 else "")
                   for i, c in enumerate(cases)]
     lines.append("]}")
+    write_lines(lines, path)
+
+
+def write_lines(lines: list[str], path: str) -> None:
+    """Write a recording's lines to `path` atomically (a temporary file beside it, then renamed)."""
     directory = os.path.dirname(os.path.abspath(path))
     try:
         fd, tmp = tempfile.mkstemp(prefix=".promote-", suffix=".json.tmp", dir=directory)
