@@ -153,20 +153,29 @@ complete_path = _complete_path
 complete_side = _complete_side
 
 
-#: the characters at which bash splits a word for completion (its COMP_WORDBREAKS) that operands and options hold
-WORD_BREAKS = ":="
+#: the characters at which bash splits a word for completion (its COMP_WORDBREAKS) that operands, options and
+#: `NAME@VERSION` hold
+WORD_BREAKS = ":=@"
+
+#: set by the bash script (below) for each word after the program's name up to the one being completed: "1" when
+#: it follows the word before it in the line with no space between (bash split one word there), "0" when not
+JOINED_VARIABLE = "COMP_JOINED"
 
 
-def rejoin(args: list[str], word: str) -> tuple[list[str], str, str]:
+def rejoin(args: list[str], word: str, joined: str | None = None) -> tuple[list[str], str, str]:
     """bash splits `openvino:promote_unsafe=t` into `openvino`, `:`, `promote_unsafe`, `=`, `t` (right after a
     break, the break itself is the last piece), and readline replaces only what follows the last break (`t`, or
     nothing). Returns the words as typed, the word being completed whole, and the part of it that stays (what
-    a completion must not repeat)."""
+    a completion must not repeat). `joined` ("0"/"1" for each of `args` and `word`, from the line itself) says
+    which pieces bash split off the word before; without it, a piece made of breaks is taken to join its
+    neighbours (so `--op @`, the matmul symbol, is told from `paddle@` only with it)."""
+    pieces = [*args, word]
+    known = joined is not None and len(joined) == len(pieces) and set(joined) <= {"0", "1"}
     out: list[str] = []
     glue = False
-    for piece in [*args, word]:
+    for index, piece in enumerate(pieces):
         is_break = bool(piece) and not piece.strip(WORD_BREAKS)
-        if out and (glue or is_break):
+        if out and (joined[index] == "1" if known else (glue or is_break)):
             out[-1] += piece
         else:
             out.append(piece)
@@ -175,27 +184,51 @@ def rejoin(args: list[str], word: str) -> tuple[list[str], str, str]:
     return out[:-1], whole, whole[: max(whole.rfind(c) for c in WORD_BREAKS) + 1]
 
 
-class BashComplete(_BashComplete):
-    """Click's bash completion, with the words bash split at `:` and `=` put back together before the
-    completers see them, and each completion cut to the piece bash replaces. A completion that ends in
-    `:`, `=` or `,` (`weak:`, `promote_unsafe=`) gets no space after it."""
+#: bash: for each word from COMP_WORDS[1] to the current one, whether the line has no space before it (none when
+#: the words are not the line's, as when COMP_LINE is not set); `%%%%` is the template's `%%`
+_JOINED_SCRIPT = """\
+    local line=$COMP_LINE joined="" i rest
+    for ((i = 0; i <= COMP_CWORD && i < ${#COMP_WORDS[@]}; i++)); do
+        rest=${line#"${line%%%%[![:blank:]]*}"}
+        if [[ $rest != "${COMP_WORDS[i]}"* ]]; then
+            joined=""
+            break
+        fi
+        if ((i > 0)); then
+            if [[ $rest == "$line" ]]; then joined+=1; else joined+=0; fi
+        fi
+        line=${rest#"${COMP_WORDS[i]}"}
+    done
 
-    source_template = _BashComplete.source_template.replace(
-        "        elif [[ $type == 'plain' ]]; then\n",
-        "        elif [[ $type == 'nospace' ]]; then\n"
-        "            COMPREPLY+=($value)\n"
-        "            compopt -o nospace\n"
-        "        elif [[ $type == 'plain' ]]; then\n")
+"""
+
+
+class BashComplete(_BashComplete):
+    """Click's bash completion, with the words bash split at `:`, `=` and `@` put back together before the
+    completers see them (the script tells Python where the line had no space), and each completion cut to the
+    piece bash replaces. A completion that ends in `:`, `=` or `,` (`weak:`, `promote_unsafe=`) gets no space
+    after it."""
+
+    source_template = (_BashComplete.source_template
+                       .replace("    response=$(env COMP_WORDS=",
+                                _JOINED_SCRIPT + f"    response=$(env {JOINED_VARIABLE}=\"$joined\" COMP_WORDS=")
+                       .replace("        elif [[ $type == 'plain' ]]; then\n",
+                                "        elif [[ $type == 'nospace' ]]; then\n"
+                                "            COMPREPLY+=($value)\n"
+                                "            compopt -o nospace\n"
+                                "        elif [[ $type == 'plain' ]]; then\n"))
 
     def complete(self) -> str:
+        import os
+
         args, word = self.get_completion_args()
-        args, whole, kept = rejoin(args, word)
+        args, whole, kept = rejoin(args, word, os.environ.get(JOINED_VARIABLE))
         lines = []
         for item in self.get_completions(args, whole):
             value = item.value
             if item.type == "plain" and kept:
-                if not value.startswith(kept):
-                    continue  # bash would put it after the part it keeps
+                if not value.lower().startswith(kept.lower()):
+                    continue  # bash would put it after the part it keeps (names are as typed in any case)
                 value = value[len(kept):]
             kind = "nospace" if item.type == "plain" and value.endswith((":", "=", ",")) else item.type
             lines.append(f"{kind},{value}")
