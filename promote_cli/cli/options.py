@@ -7,9 +7,13 @@ import click
 from click.shell_completion import BashComplete as _BashComplete
 from click.shell_completion import CompletionItem, get_completion_class
 
+from promote_cli.cli import definition
 from promote_cli.cli.arguments import (  # noqa: F401  (the commands import them from here)
     MAX_TYPES,
     color_wanted,
+    framework_alone,
+    framework_options,
+    given_once,
     parse_options,
     parse_types,
     require_framework,
@@ -137,14 +141,61 @@ def _complete_path(ctx, param, incomplete):
     return [CompletionItem(incomplete, type="file")]
 
 
-framework_option = click.option(
-    "--framework", "-f", metavar="NAME[@VERSION]", envvar="PROMOTE_FRAMEWORK", shell_complete=_complete_framework,
-    help="Framework ruleset (see `promote frameworks`); default from $PROMOTE_FRAMEWORK.")
-op_option = click.option("--op", default="add", show_default=True, metavar="OP", shell_complete=_complete_op,
-                         help="The operation (API name or operator symbol, as the framework lists them).")
-option_option = click.option(
-    "--option", "-O", "options", multiple=True, metavar="KEY=VALUE", shell_complete=_complete_option,
-    help="A framework attribute, e.g. -O promote_unsafe=true (repeatable).")
+COMPLETERS = {"framework": _complete_framework, "side": _complete_side, "op": _complete_op,
+              "option": _complete_option, "dtype": _complete_dtype, "plain_dtype": _complete_plain_dtype,
+              "path": _complete_path}
+
+
+class _Whole(click.types.StringParamType):
+    """A string whose environment variable is one value (a `multiple` option's variable is otherwise split)."""
+
+    def split_envvar_value(self, rv: str):
+        return [rv]
+
+
+def _one(words: tuple[str, ...]):
+    """The callback of an option given at most once: its value (None when not given), a UsageError when repeated."""
+    def callback(ctx, param, values):
+        return given_once(words, values)
+    return callback
+
+
+def click_option(option: definition.Option):
+    """The Click option of a declaration (`definition.py`)."""
+    settings: dict = {"help": option.help, "metavar": option.metavar, "multiple": option.multiple,
+                      "required": option.required, "envvar": option.envvar}
+    if option.flag:
+        settings["is_flag"] = True
+    elif option.default is not None:
+        settings.update(default=option.default, show_default=True)
+    if option.choices is not None:
+        settings["type"] = click.Choice(list(option.choices))
+    elif option.minimum is not None:
+        settings["type"] = click.IntRange(min=option.minimum)
+    if option.once:  # repeated: refused (Click would keep the last)
+        settings.update(multiple=True, type=_Whole(), callback=_one(option.words))
+    if option.complete is not None:
+        settings["shell_complete"] = COMPLETERS[option.complete]
+    return click.option(*option.words, option.name, **settings)
+
+
+def declared(command: definition.Command):
+    """A decorator giving a Click command the argument and options `command` declares, in its order."""
+    argument = command.argument
+    params = [click.argument(argument.name, nargs=-1, required=argument.required, metavar=argument.metavar,
+                             shell_complete=COMPLETERS.get(argument.complete)),
+              *(click_option(o) for o in command.options)]
+
+    def decorate(f):
+        for param in reversed(params):
+            f = param(f)
+        return f
+    return decorate
+
+
+framework_option = click_option(definition.FRAMEWORK)
+op_option = click_option(definition.OP)
+option_option = click_option(definition.OPTION)
 dtype_argument_completion = _complete_dtype
 complete_framework = _complete_framework
 complete_op = _complete_op

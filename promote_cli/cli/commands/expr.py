@@ -9,7 +9,7 @@ import click
 import promote_cli
 from promote_cli.cli import formats
 from promote_cli.cli.formats import one_line
-from promote_cli.cli.options import framework_option, option_option, parse_options, require_framework
+from promote_cli.cli.options import framework_option, framework_options, option_option
 from promote_cli.errors import EXIT_NO
 
 
@@ -30,8 +30,8 @@ def expr(expression, framework, options, explain, fmt):
     Exit codes: 0 answered, 1 the framework refuses a step (named with its columns),
     2 a malformed expression (with a caret under the position) or another usage error.
     """
-    framework = require_framework(framework)
-    result = promote_cli.expr(expression, framework, parse_options(options))
+    framework, opts = framework_options(framework, options)
+    result = promote_cli.expr(expression, framework, opts)
     formats.emit(formats.get(fmt).expression(result, explain))
     if result.result is None:
         click.echo(f"promote: {one_line(result.refusal)}", err=True)

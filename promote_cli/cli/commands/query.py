@@ -7,26 +7,13 @@ import sys
 import click
 
 import promote_cli
-from promote_cli.cli import answer, formats
-from promote_cli.cli.options import (
-    dtype_argument_completion,
-    framework_option,
-    op_option,
-    option_option,
-    parse_options,
-    require_framework,
-)
+from promote_cli.cli import answer, definition, formats
+from promote_cli.cli.options import declared, framework_options
 from promote_cli.errors import UsageError
 
 
 @click.command()
-@click.argument("operands", nargs=-1, shell_complete=dtype_argument_completion)
-@framework_option
-@op_option
-@option_option
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="text: the result alone; json: one object with the rule and reason.")
-@click.option("--batch", is_flag=True, help="Read `A B` pairs from stdin, one per line; answer each in order.")
+@declared(definition.QUERY)
 def query(operands, framework, op, options, fmt, batch):
     """The common dtype of A and B (or of A B C ...) under a framework's rules.
 
@@ -37,8 +24,7 @@ def query(operands, framework, op, options, fmt, batch):
     Exit codes: 0 answered, 1 the framework refuses the pair, 2 usage or input error.
     """
     if batch:
-        framework = require_framework(framework)
-        opts = parse_options(options)
+        framework, opts = framework_options(framework, options)
         out = formats.get(fmt)
         if operands:
             raise UsageError("--batch reads pairs from stdin; give no operands")
