@@ -26,7 +26,11 @@ def _complete_framework(ctx, param, incomplete):
     import promote_cli as api
 
     low = incomplete.lower()
-    return [CompletionItem(x) for x in api.framework_names() if x.lower().startswith(low)]
+    try:
+        names = api.framework_names()
+    except api.PromoteError:  # completion never fails: a PROMOTE_RULES_PATH that is wrong completes nothing
+        return []
+    return [CompletionItem(x) for x in names if x.lower().startswith(low)]
 
 
 #: the operand forms a dtype can take (the contract's `DTYPE?` is left out: a shell globs `?`)
