@@ -24,9 +24,8 @@ def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs):
     regular files (--force), and reports how many elements were exact, rounded,
     overflowed, NaN in, subnormal out and unpredictable by the TOSA spec.
 
-    \b
-    Exit codes: 0 success; 1 a --fail-on condition happened; 2 usage or input error;
-    130 interrupted.
+    Exit codes: 0 success; 1 a --fail-on condition happened; 2 usage or input
+    error; 130 interrupted.
     """
     sys.exit(casting.cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs, write=_echo))
 

@@ -24,11 +24,15 @@ def expr(expression, framework, options, explain, fmt):
     """The result of EXPRESSION under a framework's rules, e.g. "x:i16 * (y:i8 + 1) / 2.0".
 
     \b
-    Variables NAME:OPERAND at their first use (x:i16, s:0d:f32, w:weak:f32), then NAME;
-    literals 1 2.5 1e3 True False 1j (and anvil's 1L); + - * / // ** % == != < <= > >= & | ^,
-    unary - +, parentheses; maximum(a, b), minimum(a, b), where(c, a, b).
-    Exit codes: 0 answered, 1 the framework refuses a step (named with its columns),
-    2 a malformed expression (with a caret under the position) or another usage error.
+    Variables:  NAME:OPERAND at the first use (x:i16, s:0d:f32, w:weak:f32),
+                then NAME
+    Literals:   1 2.5 1e3 True False 1j (and anvil's 1L)
+    Operators:  + - * / // ** % == != < <= > >= & | ^, unary - +,
+                parentheses; maximum(a, b), minimum(a, b), where(c, a, b)
+
+    Exit codes: 0 answered, 1 the framework refuses a step (named with its
+    columns), 2 a malformed expression (with a caret under the position) or
+    another usage error.
     """
     framework, opts = framework_options(framework, options)
     result = promote_cli.expr(expression, framework, opts)

@@ -18,10 +18,17 @@ def query(operands, framework, op, options, fmt, batch):
     """The common dtype of A and B (or of A B C ...) under a framework's rules.
 
     \b
-    Operands: DTYPE, 0d:DTYPE (rank-0 tensor), py:bool|int|float|complex (Python scalar),
-    weak:DTYPE or DTYPE? (weakly typed / ambiguous).
-    More than two operands: the result type of them all, as the framework's rules combine them.
-    Exit codes: 0 answered, 1 the framework refuses the pair, 2 usage or input error.
+    Operands:
+      DTYPE                       a tensor
+      0d:DTYPE                    a rank-0 tensor
+      py:bool|int|float|complex   a Python scalar
+      weak:DTYPE or DTYPE?        weakly typed / ambiguous
+
+    More than two operands: the result type of them all, as the framework's
+    rules combine them.
+
+    Exit codes: 0 answered, 1 the framework refuses the pair, 2 usage or input
+    error.
     """
     if batch:
         framework, opts = framework_options(framework, options)
