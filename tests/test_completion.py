@@ -253,8 +253,9 @@ def bash_typed(tmp_path, *lines: str) -> list[list[str]]:
     env = {k: v for k, v in os.environ.items() if k not in ("PROMOTE_FRAMEWORK", "BASH_ENV", "ENV")}
     env.update(PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}", PS1="$ ", TERM="dumb", INPUTRC="/dev/null")
     record = tmp_path / "offered.txt"
+    to_record = f'printf "%s\\n" "${{COMPREPLY[@]}}" -- >> {shlex.quote(str(record))}'
     setup = ('eval "$(_PROMOTE_COMPLETE=bash_source promote)"\n'
-             f'_rec() {{ _promote_completion "$@"; printf "%s\\n" "${{COMPREPLY[@]}}" -- >> {shlex.quote(str(record))}; }}\n'
+             f"_rec() {{ _promote_completion \"$@\"; {to_record}; }}\n"
              "complete -o nosort -F _rec promote\n")
     pid, fd = pty.fork()
     if pid == 0:  # the child: an interactive bash on the pseudo-terminal
@@ -302,6 +303,5 @@ def test_bash_completes_what_is_typed_at_its_prompt(tmp_path):
         "promote table --diff cann openvino:promote_unsafe=true,py",
         "promote query i8 py:f",
     )
-    assert got == [["2.6", "3.3"],
-                   sorted(x[len("array-api@"):] for x in promote_cli.framework_names() if x.startswith("array-api@202")),
-                   ["3.3"], ["true"], ["true,pytorch_scalar_promotion="], ["float"]]
+    versions = sorted(x.partition("@")[2] for x in promote_cli.framework_names() if x.startswith("array-api@202"))
+    assert got == [["2.6", "3.3"], versions, ["3.3"], ["true"], ["true,pytorch_scalar_promotion="], ["float"]]

@@ -71,7 +71,8 @@ def framework_alone(framework: str | None, command: str) -> str | None:
 def given_once(words: tuple[str, ...], values) -> str | None:
     """The value of an option that may be given once (None when it is not given); UsageError when repeated."""
     if len(values) > 1:
-        raise UsageError(f"{'/'.join(sorted(words, key=len))} given {len(values)} times ({', '.join(values)}); give it once")
+        spelled = "/".join(sorted(words, key=len))
+        raise UsageError(f"{spelled} given {len(values)} times ({', '.join(values)}); give it once")
     return values[0] if values else None
 
 
