@@ -158,6 +158,13 @@ def test_options_come_from_the_framework_in_the_environment(monkeypatch):
     assert values("check", "-O", "dtype_conversion_mode=a") == ["dtype_conversion_mode=all"]
 
 
+def test_a_framework_with_its_options_completes_as_a_diff_side_does():
+    assert values("query", "-f", "openvino:pro") == ["openvino:promote_unsafe="]
+    assert values("query", "i8", "u8", "-f", "jax:x64=true", "-O", "numpy_dtype_promotion=s") == [
+        "numpy_dtype_promotion=standard", "numpy_dtype_promotion=strict"]
+    assert "add" in values("query", "i8", "u8", "-f", "numpy:x=1", "--op", "a")
+
+
 def test_diff_sides_complete_names_then_their_options():
     assert values("table", "--diff", "openvino", "paddle@") == ["paddle@2.6", "paddle@3.3"]
     assert values("table", "--diff", "cann", "openvino:pro") == ["openvino:promote_unsafe="]

@@ -27,8 +27,9 @@ class Option:
         self.required, self.complete = required, complete
 
     def empty(self):
-        """The value before any word gives it: False (a flag), [] (repeatable), else None."""
-        return False if self.flag else [] if self.multiple else None
+        """The value before any word gives it: False (a flag), [] (repeatable, or refused when repeated: the
+        words are counted), else None."""
+        return False if self.flag else [] if self.multiple or self.once else None
 
 
 class Argument:
@@ -47,9 +48,6 @@ class Command:
 
     def __init__(self, name: str, argument: Argument, options: tuple[Option, ...]):
         self.name, self.argument, self.options = name, argument, options
-
-    def option(self, name: str) -> Option:
-        return next(o for o in self.options if o.name == name)
 
 
 FRAMEWORK_VARIABLE = "PROMOTE_FRAMEWORK"

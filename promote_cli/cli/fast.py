@@ -91,7 +91,7 @@ def recognise(command: definition.Command, argv: list[str], environ) -> dict | N
         return None
     left = LEFT_TO_CLICK.get(command.name, ())
     declared = [o for o in command.options if o.name not in left]
-    given: dict = {o.name: [] if o.once else o.empty() for o in declared}
+    given: dict = {o.name: o.empty() for o in declared}
     positional = _words(argv[1:], given, {word: o for o in declared for word in o.words})
     if positional is None or (command.argument.required and not positional):
         return None

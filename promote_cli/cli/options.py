@@ -77,27 +77,22 @@ def shell_word(text: str) -> str:
 
 def _complete_op(ctx, param, incomplete):
     """The ops of the framework given with -f (API names and operator symbols, the symbols quoted)."""
-    import promote_cli as api
-
-    fw = ctx.params.get("framework")
-    if not fw:
-        return []
-    try:
-        rs = api.load(fw)
-    except Exception:  # completion never fails: a broken name or file completes nothing
+    rs = _loaded(ctx.params.get("framework"))
+    if rs is None:
         return []
     typed = incomplete.strip("'\"")
     return [CompletionItem(shell_word(o)) for o in rs.op_index if o.startswith(typed)]
 
 
 def _loaded(spec: str | None):
-    """The ruleset a name on the command line loads, or None (completion never fails)."""
+    """The ruleset a name on the command line loads (`NAME[@VERSION][:KEY=VALUE,...]`), or None (completion
+    never fails)."""
     import promote_cli as api
 
     if not spec:
         return None
     try:
-        return api.load(spec)
+        return api.load(spec.partition(":")[0])
     except Exception:  # a broken name or rule file completes nothing
         return None
 
@@ -120,7 +115,7 @@ def _option_words(rulesets, typed: str) -> list[str]:
 
 def _complete_option(ctx, param, incomplete):
     """`-O KEY=VALUE`: the option names of the ruleset given with -f (or $PROMOTE_FRAMEWORK); after `KEY=`,
-    that option's values. (A `--diff` side carries its own options: `NAME:KEY=VALUE`, completed there.)"""
+    that option's values. (`-f NAME:KEY=VALUE` and a `--diff` side carry their own: completed there.)"""
     rs = _loaded(ctx.params.get("framework"))
     return [CompletionItem(w) for w in _option_words([rs] if rs is not None else [], incomplete)]
 
