@@ -63,6 +63,11 @@ OP = Option(("--op",), "op", default="add", metavar="OP", complete="op",
 OPTION = Option(("--option", "-O"), "options", multiple=True, metavar="KEY=VALUE", complete="option",
                 help="A framework attribute, e.g. -O promote_unsafe=true (repeatable).")
 
+def report_format(help: str) -> Option:  # noqa: A002
+    """`--format text|json` of a command that prints a report (default text)."""
+    return Option(("--format",), "fmt", help, default="text", choices=("text", "json"))
+
+
 def framework_filter(help: str) -> Option:  # noqa: A002
     """`-f NAME[@VERSION]` of a listing (`promote frameworks`, `promote dtypes`): which ruleset's entries."""
     return Option(("--framework", "-f"), "framework", help, once=True, metavar="NAME[@VERSION]", complete="framework")
@@ -70,8 +75,7 @@ def framework_filter(help: str) -> Option:  # noqa: A002
 
 QUERY = Command("query", Argument("operands", complete="dtype"), (
     FRAMEWORK, OP, OPTION,
-    Option(("--format",), "fmt", default="text", choices=("text", "json"),
-           help="text: the result alone; json: one object with the rule and reason."),
+    report_format("text: the result alone; json: one object with the rule and reason."),
     Option(("--batch",), "batch", flag=True, help="Read `A B` pairs from stdin, one per line; answer each in order."),
 ))
 
@@ -87,8 +91,7 @@ CAST = Command("cast", Argument("inputs", metavar="IN.npy [IN2.npy ... | DIR]", 
     Option(("--saturate",), "saturate", flag=True,
            help="Clamp float overflow to the largest finite value (--mode extended)."),
     Option(("--force",), "force", flag=True, help="Overwrite an existing output file (never the input)."),
-    Option(("--format",), "fmt", default="text", choices=("text", "json"),
-           help="Report format: one line (text) or one JSON object (json) per file."),
+    report_format("Report format: one line (text) or one JSON object (json) per file."),
     Option(("--fail-on",), "fail_on", multiple=True, choices=("overflow", "inexact", "nan"),
            help="Exit 1 when any element overflowed / was not exact / was or became NaN. Repeatable."),
     Option(("-j", "--jobs"), "jobs", minimum=1, metavar="N",

@@ -1,21 +1,16 @@
 """`promote query` and `promote cast` without Click, for the invocations scripts make thousands of times.
 
-The console script asks `run(argv)` first. It takes the options `definition.py` declares for these commands
-(the ones the Click commands are built from), anywhere among the operands or inputs, each option and its
-value as two words:
-
-    query A B [C ...] [-f|--framework FW] [--op OP] [-O|--option KEY=VALUE]... [--format text|json]
-    cast IN... --to T [-o|--output OUT] [--from F] [--mode tosa|extended] [--saturate] [--force]
-         [--format text|json] [--fail-on overflow|inexact|nan]... [-j|--jobs N]
-
-(an option with an environment variable, `-f`, may be left to it, as the Click option allows). It prints
+The console script asks `run(argv)` first. It takes the options `definition.py` declares for `query` and
+`cast` (the declarations the Click commands are built from), anywhere among the operands or inputs, each
+option and its value as two words (`query i8 u8 -f cann --op add`, `cast w.npy --to f16 -j 2`); an option
+with an environment variable (`-f`) may be left to it, as the Click option allows. It prints
 what the Click command prints by calling the same function (`answer.printed`; `casting.cast`), and reports
 every error of the question as the Click group does (one line, the same words, the same exit code), never
 asking it again. Anything else returns None before anything is done, and the Click group then handles the
 whole invocation: another command, help, `--batch`, shell completion, an option given twice (except one
 that may be given only once: that is an error reported here) or spelled another way (`-fcann`, `--op=add`,
-`-j2`), a value, an operand or an input that begins with `-`, a value that is not one of the option's
-choices (`--jobs 0`), a required option or argument missing, and standard streams that are not UTF-8 (Click
+`-j2`), a value, an operand or an input that begins with `-`, a value the option does not take (`--format
+csv`, `--jobs 0`), a required option or argument missing, and standard streams that are not UTF-8 (Click
 re-encodes those). `tests/test_fast_path.py` and `tests/test_fast_cast.py` run many invocations both ways
 and compare stdout, stderr, the exit code (and a cast's files) byte for byte.
 """
