@@ -299,7 +299,6 @@ def bash_typed(tmp_path, *lines: str) -> list[list[str]]:
     return [part.split() for part in record.read_text().split("--\n")[:-1]] if record.exists() else []
 
 
-@pytest.mark.skipif(os.name != "posix", reason="a pseudo-terminal for an interactive bash")
 def test_bash_completes_what_is_typed_at_its_prompt(tmp_path):
     got = bash_typed(
         tmp_path,
