@@ -25,31 +25,62 @@ parses, calls and renders.
 from __future__ import annotations
 
 from promote_cli.errors import PromoteError, Refusal, RuleDefect, RuleFileError, UsageError
-from promote_cli.records import Record
 from promote_cli.vocab.dtypes import DTYPES, DType, aliases, lookup
 from promote_cli.vocab.operands import Operand
 from promote_cli.vocab.operands import parse as parse_operand
 
-__all__ = ["query", "query_n", "batch", "batch_write", "BatchLine", "table", "diff", "parse_side", "check", "load", "frameworks",
-           "framework_names", "shadowed", "is_default", "dtypes", "aliases", "spellings", "verify", "validate",
-           "cast_pairs", "cast_array", "cast_file", "plan_cast", "run_cast", "defer_signals", "interrupted_by",
-           "Answer", "DType", "DTYPES", "lookup", "Operand", "parse_operand", "PromoteError", "Refusal",
-           "RuleDefect", "RuleFileError", "UsageError", "rescale_array", "rescale_file", "rescale_table",
-           "lattice", "render", "write_output", "write_outputs", "expr"]
+__all__ = ["query", "query_n", "batch", "batch_write", "table", "diff", "parse_side", "check", "explain", "expect",
+           "expr", "lattice", "load", "frameworks", "framework_names", "shadowed", "is_default", "dtypes", "aliases",
+           "spellings", "verify", "validate", "cast_pairs", "cast_array", "cast_file", "plan_cast", "run_cast",
+           "defer_signals", "interrupted_by", "rescale_array", "rescale_file", "rescale_table", "render",
+           "write_output", "write_outputs", "lookup", "parse_operand",
+           # what the functions return
+           "Answer", "BatchLine", "Matrix", "Diff", "Check", "Explanation", "ExpectReport", "Expectation",
+           "ExprResult", "Order", "Ruleset", "Report", "FileCheck", "CastPlan", "Outcome", "CastReport",
+           "RescaleReport", "DType", "DTYPES", "Operand",
+           "PromoteError", "Refusal", "RuleDefect", "RuleFileError", "UsageError"]
+
+#: names loaded on first use, each from its module (`MODULE.NAME`): the engine is not loaded by commands that
+#: answer no query (cast, rescale), and the numeric parts load numpy and ml_dtypes
+LAZY = {
+    "Answer": "promote_cli.oracle.engine.Answer",
+    "BatchLine": "promote_cli.oracle.batch.BatchLine",
+    "MAX_LINE_BYTES": "promote_cli.oracle.batch.MAX_LINE_BYTES",  # the longest line `batch` reads
+    "parse_side": "promote_cli.oracle.registry.parse_side",
+    "Ruleset": "promote_cli.oracle.model.Ruleset",
+    "Matrix": "promote_cli.oracle.matrix.Matrix",
+    "Diff": "promote_cli.oracle.matrix.Diff",
+    "Check": "promote_cli.oracle.properties.Check",
+    "Explanation": "promote_cli.oracle.explain.Explanation",
+    "ExpectReport": "promote_cli.oracle.expect.ExpectReport",
+    "Expectation": "promote_cli.oracle.expect.Expectation",
+    "Order": "promote_cli.oracle.order.Order",
+    "FileCheck": "promote_cli.oracle.validate.FileCheck",
+    "ExprResult": "promote_cli.expressions.evaluate.ExprResult",
+    "Report": "promote_cli.probes.recordings.Report",
+    "cast_array": "promote_cli.numerics.cast.cast_array",
+    "cast_file": "promote_cli.arrayio.castfile.cast_file",  # a .npy file, streamed
+    "CastPlan": "promote_cli.arrayio.castfile.CastPlan",
+    "Outcome": "promote_cli.arrayio.castfile.Outcome",
+    "CastReport": "promote_cli.arrayio.castfile.CastReport",
+    "rescale_array": "promote_cli.numerics.rescale.rescale_array",
+    "rescale_file": "promote_cli.arrayio.rescalefile.rescale_file",  # TOSA RESCALE of a .npy file, streamed
+    "RescaleReport": "promote_cli.arrayio.rescalefile.RescaleReport",
+    "rescale_table": "promote_cli.numerics.rescale_rules.listing",  # RESCALE's rules as data
+}
 
 
-
-def load(framework: str):
+def load(framework: str) -> Ruleset:
     """The compiled Ruleset for `NAME` or `NAME@VERSION`."""
     from promote_cli.oracle.registry import load as _load
 
-    if not isinstance(framework, str) or not framework.strip():
-        raise UsageError("which framework? give -f NAME (see `promote frameworks`)")
     return _load(framework)
 
 
 def query(framework: str, a, b, op: str = "add", options: dict | None = None) -> Answer:
-    """The answer of `framework` for `a op b`; `.result` is None when the framework refuses."""
+    """The answer of `framework` for `a op b`; `.result` is None when the framework refuses. An operand is a
+    spelling (`"i8"`, `"int8"`, `"0d:f32"`, `"py:int"`), a `DType`, an `Operand`, or a NumPy dtype or scalar type
+    (`np.dtype("int8")`, `np.int8`, `ml_dtypes.bfloat16`); any other object is a TypeError."""
     from promote_cli.oracle.engine import answer
 
     return answer(load(framework), a, b, op, options)
@@ -57,10 +88,12 @@ def query(framework: str, a, b, op: str = "add", options: dict | None = None) ->
 
 def query_n(framework: str, operands, op: str = "add", options: dict | None = None) -> Answer:
     """The answer of `framework` for two or more operands (`result_type(a, b, c, ...)`), as the ruleset's
-    `[nary]` says (folded pairwise from the left, or one join on a lattice); `.operands` lists them all."""
+    `[nary]` says (folded pairwise from the left, or one join on a lattice); `.operands` lists them all.
+    `operands` is a list of operands (as `query` takes them) or a string of them, `"i8 u8 f16"`, as the command
+    line's words."""
     from promote_cli.oracle.engine import answer_n
 
-    operands = list(operands)
+    operands = operands.split() if isinstance(operands, str) else list(operands)
     if len(operands) < 2:
         raise UsageError("an N-operand query takes two or more operands")
     return answer_n(load(framework), operands, op, options)
@@ -69,7 +102,7 @@ def query_n(framework: str, operands, op: str = "add", options: dict | None = No
 MEMO_ENTRIES = 16384  # each of a batch's memos (operand spellings, canonical pairs, rendered lines) holds at most this many
 
 
-def batch(framework: str, lines, op: str = "add", options: dict | None = None):
+def batch(framework: str, lines, op: str = "add", options: dict | None = None) -> Iterator[BatchLine]:
     """Answer `A B` lines in order: yields a `BatchLine` per line that is not blank or a `#` comment.
 
     `lines` is an iterable of str or bytes lines, or a binary stream (read in blocks of whole lines). A bytes
@@ -91,9 +124,9 @@ def batch(framework: str, lines, op: str = "add", options: dict | None = None):
                 yield line
 
 
-def batch_write(framework: str, lines, render, write, op: str = "add", options: dict | None = None):
+def batch_write(framework: str, lines, render, write, op: str = "add", options: dict | None = None) -> tuple[int, int]:
     """`promote query --batch` as text: every line answered as `batch` answers it, `render(BatchLine)` (the
-    line's text without its newline, as `cli/formats` make it) written with `write(str)` a block of lines at
+    line's text without its newline, as `formats/` make it) written with `write(str)` a block of lines at
     a time; returns `(exit code, lines that could not be answered)`, the worst line's code (2 outranks 1).
 
     The same output as rendering each of `batch`'s lines, faster: a line whose canonical operands were
@@ -115,77 +148,34 @@ def _asker(framework: str, op: str, options: dict | None):
     return Asker(rs, op, options, MEMO_ENTRIES)
 
 
-def table(framework: str, types: list[str] | None = None, op: str = "add", options: dict | None = None):
-    """The promotion matrix (a `Matrix`: `.types`, `.results()`); `types` may not repeat an operand."""
+def table(framework: str, types: list[str] | str | None = None, op: str = "add", options: dict | None = None, *,
+          common_types: bool = False, drop_refused: bool = False) -> Matrix:
+    """The promotion matrix (a `Matrix`: `.types`, `.results()`, `.absent`: the operands it lacks); `types` (a list
+    of operands, or a string of them as `--types` takes it, `"i8,u8"`) may not repeat an operand. `common_types`
+    keeps only the operands the framework has, `drop_refused` only those with an answer in their row or column."""
     from promote_cli.oracle.matrix import matrix
 
-    return matrix(load(framework), types, op, options)
+    return matrix(load(framework), types, op, options, common_types, drop_refused)
 
 
-def parse_side(side):
-    """A diff side as `(label, framework, options)`: from `"NAME[@VERSION][:KEY=VALUE,...]"` or from
-    `(NAME, {KEY: VALUE})`. The label is how the side is shown (the spec string as written)."""
-    if isinstance(side, str):
-        label = side.strip()
-        spec, sep, opts = label.partition(":")
-        options = {}
-        if sep:
-            for pair in opts.split(","):
-                key, eq, value = pair.partition("=")
-                if not eq or not key.strip():
-                    raise UsageError(f"a ruleset's options are KEY=VALUE, got {pair!r} in {side!r}")
-                options[key.strip()] = value.strip()
-        return label, spec.strip(), options
-    if isinstance(side, tuple) and len(side) == 2 and isinstance(side[0], str) and isinstance(side[1], dict):
-        spec, options = side[0].strip(), dict(side[1])
-        shown = ",".join(f"{k}={_show(v)}" for k, v in options.items())
-        return (f"{spec}:{shown}" if shown else spec), spec, options
-    raise UsageError(f"a diff side is 'NAME[@VERSION][:KEY=VALUE,...]' or (NAME, options), got {side!r}")
-
-
-def _show(value) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(getattr(value, "name", value))
-
-
-def diff(*sides, types: list[str] | None = None, op: str = "add", options: dict | None = None):
+def diff(*sides, types: list[str] | str | None = None, op: str = "add", options: dict | None = None,
+         common_types: bool = False, drop_refused: bool = False) -> Diff:
     """The cells where rulesets answer differently (a `Diff`: `.frameworks`, `.differences`).
 
     `diff("cann", "cann@opbase")` or `diff(["openvino", ("openvino", {"promote_unsafe": True})])`:
     two or more sides, each a name, a spec string `NAME[@VERSION][:KEY=VALUE,...]` or a pair
     (NAME, options). `options` applies to every side that has the option; an option no side has,
-    or a side's own option its ruleset lacks, is a UsageError (as on the command line).
+    or a side's own option its ruleset lacks, is a UsageError (as on the command line). `common_types` compares only the
+    operands every side has, `drop_refused` leaves out those no side answers any pair of (`.absent`: per side,
+    the operands it lacks).
     """
-    from promote_cli.oracle.engine import parse_options
-    from promote_cli.oracle.matrix import Side
-    from promote_cli.oracle.matrix import diff as _diff
+    from promote_cli.oracle import matrix
 
-    if len(sides) == 1 and isinstance(sides[0], (list, tuple)) and not _is_pair(sides[0]):
-        sides = tuple(sides[0])
-    parsed = [parse_side(s) for s in sides]
-    if len(parsed) < 2:
-        raise UsageError("a diff compares two or more rulesets")
-    loaded = [(label, load(spec), own) for label, spec, own in parsed]
-    common = dict(options or {})
-    unknown = [k for k in common if not any(k in rs.options for _, rs, _ in loaded)]
-    if unknown:
-        names = " nor ".join(label for label, _, _ in loaded)
-        raise UsageError(f"neither {names} has option {unknown[0]!r}")
-    built = []
-    for label, rs, own in loaded:
-        merged = {k: v for k, v in common.items() if k in rs.options}
-        merged.update(own)
-        parse_options(rs, merged)  # a side's own unknown option or bad value: UsageError naming it
-        built.append(Side(label, rs, merged))
-    return _diff(built, types, op, common)
+    return matrix.diff(matrix.sides(sides, options), types, op, options, common_types=common_types,
+                       drop_refused=drop_refused)
 
 
-def _is_pair(value) -> bool:
-    return isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], dict)
-
-
-def check(framework: str, op: str | None = None, options: dict | None = None, forms="tensor", limit: int = 5):
+def check(framework: str, op: str | None = None, options: dict | None = None, forms="tensor", limit: int = 5) -> Check:
     """Properties of a ruleset's rules (a `Check`: `.findings`, `.claims`, `.broken`): commutativity,
     associativity, lossy promotions and consistency between ops, each with its counterexamples counted and
     `limit` of each kind kept. `op` checks one op (None: every op group); `forms` adds operand forms to the
@@ -196,7 +186,7 @@ def check(framework: str, op: str | None = None, options: dict | None = None, fo
     return _check(load(framework), op, options, forms, limit)
 
 
-def explain(framework: str, a, b, op: str = "add", options: dict | None = None):
+def explain(framework: str, a, b, op: str = "add", options: dict | None = None) -> Explanation:
     """Why `framework` answers `a op b` as it does (an `Explanation`): the `[[rules]]` clause that decided, the
     table cells and lattice joins it consulted (with the chain of edges to each join), the `[[after]]` clauses
     that applied or refused, the reason, and the answer under every other value of each option."""
@@ -205,7 +195,17 @@ def explain(framework: str, a, b, op: str = "add", options: dict | None = None):
     return _explain(load(framework), a, b, op, options)
 
 
-def expr(text: str, framework: str, options: dict | None = None):
+def expect(path_or_lines, source: str | None = None) -> ExpectReport:
+    """Check an expect file (a path) or its lines: each `FRAMEWORK[:KEY=VALUE,...] A B [OP] -> RESULT` line is
+    asked and compared (an `ExpectReport` of `Expectation`s); `#` comments and blank lines are skipped. A
+    malformed line, or one that cannot be asked (unknown framework, dtype, op or option), is a UsageError naming
+    its line number."""
+    from promote_cli.oracle.expect import expect as _expect
+
+    return _expect(path_or_lines, source)
+
+
+def expr(text: str, framework: str, options: dict | None = None) -> ExprResult:
     """The result of a whole expression in `framework` (an `ExprResult`): `x:i16 * (y:i8 + 1) / 2.0`.
 
     `.result` is the final operand (`i16`, `weak:f32`, `0d:f32`, `py:float`), None when the framework
@@ -219,7 +219,7 @@ def expr(text: str, framework: str, options: dict | None = None):
 
 
 def lattice(framework: str, op: str = "add", options: dict | None = None, *, name: str | None = None,
-            answers: bool | None = None, types: list[str] | None = None):
+            answers: bool | None = None, types: list[str] | str | None = None) -> Order:
     """The order behind a ruleset (an `Order`: `.nodes`, `.edges` (lower, upper) of its Hasse diagram, `.weak`,
     `.cells`, `.is_lattice`). A ruleset with lattices gives the lattice `name` (default: the first one no other
     picks, chosen among by `options`); a table-shaped one, or `answers=True`, the smallest order consistent with
@@ -233,7 +233,7 @@ def lattice(framework: str, op: str = "add", options: dict | None = None, *, nam
 def render(payload, fmt: str = "text", **settings) -> str:
     """A payload (a `Matrix`, `Diff`, `Order`, `Answer`, ...) as the text of an output format of the command line:
     text, json, csv, markdown, rich, svg, html, dot, mermaid. UsageError for a format without a form for it."""
-    from promote_cli.cli import formats
+    from promote_cli import formats
 
     out = formats.get(fmt, **settings)
     return formats.render(out, payload)
@@ -250,104 +250,12 @@ def write_outputs(files: dict, protect: tuple = ()) -> None:
     """`write_output` for several files: every path checked and every file written to its temporary file before
     the first is renamed into place, so that a failure leaves none of them (two names of one file are a
     UsageError)."""
-    import os
-    from contextlib import ExitStack
+    from promote_cli.arrayio.atomic import write_texts
 
-    from promote_cli.arrayio.atomic import atomic_output, check_output, same_file
-
-    targets, names = {}, {}
-    for path in files:
-        target = check_output(path, force=True)
-        for other in protect:
-            if target.replaces is not None and same_file(path, other):
-                raise UsageError(f"{path}: refusing to overwrite an input ({os.fspath(other)})")
-        if target.key in names:  # another name (a symbolic link, ./x) of an output already asked for
-            raise UsageError(f"{path}: the same file as {names[target.key]}; each output needs a file of its own")
-        names[target.key] = path
-        targets[path] = target
-    with ExitStack() as stack:  # every temporary file written before any takes its name: a failure leaves none
-        for path, text in files.items():
-            stack.enter_context(atomic_output(path, force=True, target=targets[path])).write(text.encode("utf-8"))
+    write_texts(files, protect)
 
 
-class Expectation(Record):
-    """One line of an expect file: `FRAMEWORK[:KEY=VALUE,...] A B [OP] -> RESULT` (or `-> refused`)."""
-
-    line: int
-    text: str
-    framework: str
-    options: dict
-    a: str
-    b: str
-    op: str
-    expected: str | None  # canonical result operand; None: the pair is expected to be refused
-    got: str | None = None
-    reason: str = ""
-    ruleset: str = ""  # the ruleset that answered, as NAME@VERSION
-
-    @property
-    def holds(self) -> bool:
-        return self.got == self.expected
-
-
-class ExpectReport(Record):
-    """What `expect` found: every expectation (`.checked`) and those that do not hold (`.mismatches`)."""
-
-    source: str
-    checked: list
-
-    @property
-    def mismatches(self) -> list:
-        return [e for e in self.checked if not e.holds]
-
-
-REFUSED_WORD = "refused"
-
-
-def _expectation(number: int, text: str) -> Expectation:
-    left, arrow, right = text.partition("->")
-    words, want = left.split(), right.split()
-    if not arrow or "->" in right or len(want) != 1 or len(words) not in (3, 4):
-        raise UsageError("expected 'FRAMEWORK[:KEY=VALUE,...] A B [OP] -> RESULT' (or '-> refused')")
-    label, spec, options = parse_side(words[0])
-    a, b = (str(parse_operand(w)) for w in words[1:3])
-    expected = None if want[0].lower() == REFUSED_WORD else str(parse_operand(want[0]))
-    return Expectation(number, text, spec, options, a, b, words[3] if len(words) == 4 else "add", expected)
-
-
-def expect(path_or_lines, source: str | None = None) -> ExpectReport:
-    """Check an expect file (a path) or its lines: each `FRAMEWORK[:KEY=VALUE,...] A B [OP] -> RESULT` line is
-    asked and compared; `#` comments and blank lines are skipped. A malformed line, or one that cannot be asked
-    (unknown framework, dtype, op or option), is a UsageError naming its line number."""
-    import os
-
-    if isinstance(path_or_lines, (str, os.PathLike)):
-        path = os.fspath(path_or_lines)
-        try:
-            with open(path, encoding="utf-8") as f:
-                lines = f.read().splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"{path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
-        source = source or path
-    else:
-        lines = [str(line).rstrip("\r\n") for line in path_or_lines]
-        source = source or "<lines>"
-    checked = []
-    for number, raw in enumerate(lines, 1):
-        text = raw.split("#", 1)[0].strip()
-        if not text:
-            continue
-        try:
-            e = _expectation(number, text)
-            ans = query(e.framework, e.a, e.b, e.op, e.options)
-        except UsageError as exc:
-            raise UsageError(f"{source}:{number}: {exc}") from None
-        e.got, e.reason, e.ruleset = ans.result, ans.refusal or ans.reason, f"{ans.framework}@{ans.version}"
-        checked.append(e)
-    return ExpectReport(source, checked)
-
-
-def frameworks(framework: str | None = None, errors: list | None = None):
+def frameworks(framework: str | None = None, errors: list | None = None) -> list[Ruleset]:
     """Every ruleset this installation knows (by name, then version), or only those of one framework.
 
     With `errors` (a list), a rule file that does not load is appended there (its RuleFileError) and the
@@ -376,7 +284,7 @@ def framework_names() -> list[str]:
     return registry.labels()
 
 
-def is_default(ruleset) -> bool:
+def is_default(ruleset: Ruleset) -> bool:
     """Whether the ruleset is the one a bare framework name means."""
     from promote_cli.oracle.registry import is_default as _is_default
 
@@ -398,7 +306,7 @@ def spellings(name: str) -> dict[str, list[str]]:
     return dict(SPELLINGS.get(lookup(name).name, {}))
 
 
-def verify(framework: str, recording: str | None = None, save: str | None = None):
+def verify(framework: str, recording: str | None = None, save: str | None = None) -> Report:
     """A `Report` of a ruleset against a saved recording or, without one, the live framework (and the probe's own
     checks, such as TOSA's CAST kernels against the reference model); `.agrees` is the verdict. A recording is
     checked before use, and one made for another framework is refused (UsageError). `save` also writes what
@@ -420,7 +328,7 @@ def cast_pairs() -> dict[tuple[str, str], str]:
     return dict(LEGAL)
 
 
-def validate(paths) -> list:
+def validate(paths) -> list[FileCheck]:
     """Check rule files as the loader does: a `FileCheck` per file (`.valid`, `.problems`: every problem,
     each with file, key, message and, inside an expression, its column)."""
     from promote_cli.oracle.validate import check_files
@@ -430,7 +338,7 @@ def validate(paths) -> list:
     return check_files(paths)
 
 
-def plan_cast(inputs, to: str, *, output=None, from_: str | None = None, force: bool = False):
+def plan_cast(inputs, to: str, *, output=None, from_: str | None = None, force: bool = False) -> CastPlan:
     """Everything a cast of `.npy` files will do, checked before anything is written: directories expanded
     to their `*.npy` files, each output decided (`output`, for one input, or `IN.TO.npy`), no file both read
     and written, no two casts writing one file, only regular files replaced (and only with `force`). A plan
@@ -442,7 +350,7 @@ def plan_cast(inputs, to: str, *, output=None, from_: str | None = None, force: 
 
 
 def run_cast(plan, *, to: str, from_: str | None = None, mode: str = "tosa", saturate: bool = False,
-             jobs: int | None = None, progress=None):
+             jobs: int | None = None, progress=None) -> Iterator[Outcome]:
     """Run a `plan_cast` plan: yields an `Outcome` per input, in input order (`.report`, a `CastReport`, or
     `.error`). `jobs` files in parallel; `progress(bytes_done)` for a single large file. Each output appears
     atomically when its cast is complete; an interruption leaves the finished ones (`plan.kept()`) and no
@@ -474,33 +382,14 @@ def interrupted_by() -> tuple[type[BaseException], ...]:
 
 
 def __getattr__(name: str):
-    if name == "Answer":  # the engine: not loaded by commands that answer no query (cast, rescale)
-        from promote_cli.oracle.engine import Answer
+    path = LAZY.get(name)
+    if path is None:
+        raise AttributeError(f"module 'promote_cli' has no attribute {name!r}")
+    import importlib
 
-        return Answer
-    # The numeric parts load numpy and ml_dtypes: only on first use.
-    if name == "cast_array":
-        from promote_cli.numerics.cast import cast_array
+    module, _, attr = path.rpartition(".")
+    return getattr(importlib.import_module(module), attr)
 
-        return cast_array
-    if name == "rescale_array":
-        from promote_cli.numerics.rescale import rescale_array
 
-        return rescale_array
-    if name == "rescale_file":  # TOSA RESCALE of a .npy file, streamed
-        from promote_cli.arrayio.rescalefile import rescale_file
-
-        return rescale_file
-    if name == "rescale_table":  # RESCALE's rules as data
-        from promote_cli.numerics.rescale_rules import listing
-
-        return listing
-    if name in ("BatchLine", "MAX_LINE_BYTES"):  # what `batch` yields; the longest line it reads
-        from promote_cli.oracle import batch as _batch
-
-        return getattr(_batch, name)
-    if name == "cast_file":
-        from promote_cli.arrayio.castfile import cast_file
-
-        return cast_file
-    raise AttributeError(f"module 'promote_cli' has no attribute {name!r}")
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(LAZY))

@@ -113,7 +113,7 @@ def test_listings():
 def test_commands_call_only_the_public_api():
     """Of the project, the command modules import only `promote_cli` (the API), the formats, the option
     declarations and errors (tests/test_architecture.py checks the layers of every module)."""
-    allowed = {"promote_cli", "promote_cli.cli", "promote_cli.cli.formats", "promote_cli.cli.options",
+    allowed = {"promote_cli", "promote_cli.cli", "promote_cli.formats", "promote_cli.cli.options",
                "promote_cli.errors"}
     commands = ROOT / "promote_cli" / "cli" / "commands"
     for path in sorted(commands.glob("*.py")):

@@ -13,7 +13,8 @@ from click.testing import CliRunner
 import promote_cli
 import promote_cli.oracle.batch
 from promote_cli import MAX_LINE_BYTES, BatchLine
-from promote_cli.cli import formats, main
+from promote_cli import formats
+from promote_cli.cli import main
 from promote_cli.errors import PromoteError, UsageError
 from promote_cli.oracle.batch import TOKEN_CHARS, Asker
 from promote_cli.oracle.engine import answer

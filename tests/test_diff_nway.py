@@ -163,13 +163,13 @@ def test_a_picture_of_an_n_way_diff(tmp_path):
 
 def test_options_given_once_for_every_side_are_kept_and_shown():
     d = promote_cli.diff("jax", "numpy", types=["i8", "u8", "i64", "f16"], options={"x64": "true"})
-    assert d.options == {"x64": "true"}  # shown as words, whatever the caller's spelling
-    assert promote_cli.diff("jax", "numpy", types=["i8"], options={"x64": True}).options == {"x64": "true"}
+    assert d.options == {"x64": True}  # JSON values, whatever the caller's spelling
+    assert promote_cli.diff("jax", "numpy", types=["i8"], options={"x64": "yes"}).options == {"x64": True}
     assert promote_cli.diff("jax", "numpy", types=["i8"]).options == {}
     _, out, _ = run_cli("table", "--diff", "jax", "numpy", "-O", "x64=yes", "--types", "i8,u8,i64,f16",
                         "--format", "json")
     data = json.loads(out)
-    assert data["options"] == {"x64": "true"}
+    assert data["options"] == {"x64": True}
     assert [x for x in data["differences"] if (x["a"], x["b"]) == ("i64", "f16")] == [
         {"a": "i64", "b": "f16", "jax": promote_cli.query("jax", "i64", "f16", options={"x64": True}).result,
          "numpy": promote_cli.query("numpy", "i64", "f16").result}]

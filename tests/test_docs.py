@@ -20,7 +20,7 @@ def test_the_framework_docs_have_examples():
     names = {p.stem for p in WITH_EXAMPLES}
     assert {"openvino", "paddle", "cann", "anvil", "tosa", "cast", "numpy", "jax", "array-api"} <= names
     with_python = {p.stem for p in DOCS if doc_examples.python_blocks(p)}
-    assert {"README", "cast", "rescale", "cli", "rules", "architecture"} <= with_python
+    assert {"README", "cast", "rescale", "cli", "rules", "recordings"} <= with_python
 
 
 @pytest.mark.parametrize("path", WITH_EXAMPLES, ids=[str(p.relative_to(ROOT)) for p in WITH_EXAMPLES])

@@ -41,8 +41,8 @@ def test_the_openvino_check_and_the_attribute_that_allows_the_pair():
     assert x.result is None and x.rule_result == "i16"
     assert "promote_unsafe" in x.refused_by["if"] and "fails check 'promote_unsafe'" in x.refusal
     allowed = {(alt.option, alt.value): alt.result for alt in x.alternatives}
-    assert allowed[("promote_unsafe", "true")] == "i16"
-    assert allowed[("pytorch_scalar_promotion", "true")] is None
+    assert allowed[("promote_unsafe", True)] == "i16"
+    assert allowed[("pytorch_scalar_promotion", True)] is None
     code, out, _ = run_cli("explain", "i8", "u8", "-f", "openvino")
     assert code == 0
     assert "refused by [[after]] 'unsigned into signed needs twice the bits'" in out
@@ -85,7 +85,7 @@ def test_json_and_bad_input():
     code, out, _ = run_cli("explain", "i8", "u8", "-f", "openvino", "--format", "json")
     data = json.loads(out)
     assert code == 0 and data["framework"] == "openvino" and data["result"] is None
-    assert {"option": "promote_unsafe", "value": "true", "result": "i16", "error": None} in data["alternatives"]
+    assert {"option": "promote_unsafe", "value": True, "result": "i16", "error": None} in data["alternatives"]
     assert run_cli("explain", "i8", "-f", "cann")[0] == 2
     code, _, err = run_cli("explain", "i8", "bogus", "-f", "cann")
     assert code == 2 and len(err.splitlines()) == 1

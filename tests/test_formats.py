@@ -1,4 +1,4 @@
-"""The output-format interface (promote_cli/cli/formats): one module per format, one set of payload methods."""
+"""The output-format interface (promote_cli/formats): one module per format, one set of payload methods."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 import promote_cli
 from promote_cli import UsageError
-from promote_cli.cli import formats
+from promote_cli import formats
 from support import run_cli
 
 
@@ -44,7 +44,7 @@ def test_the_query_path_loads_only_the_format_it_uses():
 
     code = ("import sys\nfrom promote_cli.cli import main\n"
             "try:\n    main(['query', 'i8', 'u8', '-f', 'cann'])\nexcept SystemExit:\n    pass\n"
-            "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('promote_cli.cli.formats.')))")
+            "print(sorted(m.rsplit('.', 1)[1] for m in sys.modules if m.startswith('promote_cli.formats.')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.splitlines()[-1] == "['text']"
 
@@ -130,3 +130,22 @@ def test_listings_default_to_rich_where_colour_is_wanted_and_text_otherwise():
         assert "\x1b[" in rich  # rich, coloured (on a terminal, `auto` means this)
         assert run_cli(command)[1] == run_cli(command, "--format", "text")[1]  # piped: text
         assert "\x1b[" not in run_cli(command, "--color", "never")[1]
+
+
+@pytest.mark.parametrize("name", ["text", "markdown", "rich"])
+def test_frameworks_verbose_shows_options_operators_and_notes_in_every_listing_format(name):
+    rs = promote_cli.load("openvino")
+    plain = run_cli("frameworks", "-f", "openvino", "--format", name, "--color", "never")[1]
+    code, out, err = run_cli("frameworks", "-v", "-f", "openvino", "--format", name, "--color", "never")
+    assert code == 0 and err == ""
+    flat = " ".join(out.split())  # rich wraps long notes: compare words, not lines
+    for key in rs.options:
+        assert f"-O {key}=" in out and f"-O {key}=" not in plain
+    assert "promote expr: + - *" in out and "promote expr" not in plain
+    for note in rs.notes:
+        assert " ".join(note.split()) in flat
+
+
+def test_frameworks_json_carries_what_verbose_shows():
+    (record,) = json.loads(run_cli("frameworks", "-v", "-f", "openvino", "--format", "json")[1])
+    assert record["options"]["promote_unsafe"] is False and record["notes"] and record["expressions"]["operators"]

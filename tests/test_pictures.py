@@ -11,17 +11,24 @@ import xml.etree.ElementTree as ET
 import pytest
 
 import promote_cli as api
-from promote_cli.cli.formats import kinds as pic
-from promote_cli.cli.formats.svg import lines_of
+from promote_cli.formats import kinds as pic
+from promote_cli.formats.svg import lines_of
 from tests.support import ROOT, run_cli
 
 SVG = "{http://www.w3.org/2000/svg}"
 XHTML = "{http://www.w3.org/1999/xhtml}"
 
 
-def kind(result):
-    """The expected kind of a cell, from the vocabulary's kind trait."""
-    return "refused" if result is None else api.parse_operand(result).kind
+def kind(result, lacking=False):
+    """The expected kind of a cell, from the vocabulary's kind trait (absent where a side lacks an operand)."""
+    if result is None:
+        return "absent" if lacking else "refused"
+    return api.parse_operand(result).kind
+
+
+def mark(result, lacking=False):
+    """The expected text of a cell: its result, `n/a` where a side lacks an operand, else `×`."""
+    return result if result is not None else ("n/a" if lacking else "×")
 
 
 def classes(el) -> list[str]:
@@ -88,7 +95,7 @@ def test_svg_title_legend_and_heads(tmp_path):
 
 
 def test_every_kind_of_the_vocabulary_has_a_colour_and_a_legend_word():
-    assert set(pic.kinds()) == {d.kind for d in api.dtypes()} | {"refused"}
+    assert set(pic.kinds()) == {d.kind for d in api.dtypes()} | {"refused", "absent"}
     assert set(pic.FILL) == set(pic.LEGEND) == set(pic.kinds())
     assert len(set(pic.FILL.values())) == len(pic.FILL)
 
@@ -119,8 +126,9 @@ def test_svg_diff_marks_differing_cells_with_each_side(tmp_path, sides):
     for g, x in zip(differ, d.differences):
         assert (g.get("data-a"), g.get("data-b")) == (x["a"], x["b"])
         bands = [s for s in g.findall(f"{SVG}g") if "side" in classes(s)]
-        assert [classes(s)[1] for s in bands] == [f"k-{kind(x[f])}" for f in d.frameworks]
-        assert [text_of(s) for s in bands] == [x[f] if x[f] is not None else "×" for f in d.frameworks]
+        lacking = d.lacking(x)
+        assert [classes(s)[1] for s in bands] == [f"k-{kind(x[f], gone)}" for f, gone in zip(d.frameworks, lacking)]
+        assert [text_of(s) for s in bands] == [mark(x[f], gone) for f, gone in zip(d.frameworks, lacking)]
         assert g.find(f"{SVG}rect[@class='outline']") is not None
     title = root.find(f"{SVG}title").text
     assert title.startswith(" vs ".join(pic.side_heads(d))) and f"{len(d.differences)} of" in title
@@ -149,7 +157,7 @@ def test_html_matrix_is_a_standalone_table(tmp_path):
     legend = [("".join(li.itertext())) for li in root.findall(f".//{XHTML}ul[@class='legend']/{XHTML}li")]
     assert "×refused" in legend and "float" in legend
     for k in pic.kinds():
-        if k != "refused":
+        if k not in pic.NO_RESULT:
             assert f".k-{k} {{ background: {pic.FILL[k]}; }}" in text
 
 
@@ -166,8 +174,9 @@ def test_html_diff(tmp_path):
         assert classes(td) == ["cell", "differ" if x else "same"]
         if x:
             spans = td.findall(f"{XHTML}span")
-            assert [s.text for s in spans] == [x[f] if x[f] is not None else "×" for f in d.frameworks]
-            assert [classes(s)[1] for s in spans] == [f"k-{kind(x[f])}" for f in d.frameworks]
+            lacking = d.lacking(x)
+            assert [s.text for s in spans] == [mark(x[f], gone) for f, gone in zip(d.frameworks, lacking)]
+            assert [classes(s)[1] for s in spans] == [f"k-{kind(x[f], gone)}" for f, gone in zip(d.frameworks, lacking)]
             assert [s.get("title") for s in spans] == pic.side_heads(d)
 
 

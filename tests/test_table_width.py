@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import promote_cli
-from promote_cli.cli import formats
+from promote_cli import formats
 from support import run_cli
 
 WIDTHS = (80, 120)

@@ -305,3 +305,25 @@ def atomic_output(dst: str | os.PathLike, *, force: bool = False, protect: tuple
                 os.unlink(tmp)
             except OSError:
                 pass
+
+
+def write_texts(files: dict, protect: tuple = ()) -> None:
+    """Write several text files (path -> text, UTF-8) atomically, as `atomic_output` writes one, replacing only
+    regular files (`force`): every path checked and every file written to its temporary file before the first
+    takes its name, so that a failure leaves none of them. A path that names one of `protect` (the inputs), or
+    the same file as another output, is a one-line UsageError."""
+    from contextlib import ExitStack
+
+    targets, names = {}, {}
+    for path in files:
+        target = check_output(path, force=True)
+        for other in protect:
+            if target.replaces is not None and same_file(path, other):
+                raise UsageError(f"{path}: refusing to overwrite an input ({os.fspath(other)})")
+        if target.key in names:  # another name (a symbolic link, ./x) of an output already asked for
+            raise UsageError(f"{path}: the same file as {names[target.key]}; each output needs a file of its own")
+        names[target.key] = path
+        targets[path] = target
+    with ExitStack() as stack:  # every temporary file written before any takes its name: a failure leaves none
+        for path, text in files.items():
+            stack.enter_context(atomic_output(path, force=True, target=targets[path])).write(text.encode("utf-8"))

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import promote_cli
-from promote_cli.cli import formats
+from promote_cli import formats
 from promote_cli.cli.arguments import framework_options
 from promote_cli.errors import EXIT_NO, EXIT_OK, UsageError, one_line
 

@@ -14,7 +14,8 @@ import os
 import sys
 
 import promote_cli as api
-from promote_cli.cli import formats, streams
+from promote_cli import formats
+from promote_cli.cli import streams
 from promote_cli.errors import EXIT_NO, EXIT_OK, PromoteError, one_line
 
 #: a single file at least this large gets a progress bar (on a terminal)

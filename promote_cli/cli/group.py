@@ -11,7 +11,6 @@ import traceback
 import click
 from click.shell_completion import add_completion_class
 
-from promote_cli.cli.formats import one_line
 from promote_cli.cli.fast import COMPLETION_VARIABLE
 from promote_cli.cli.options import BashComplete, check_completion_request
 from promote_cli.cli.streams import (
@@ -21,6 +20,7 @@ from promote_cli.cli.streams import (
     tolerant,
 )
 from promote_cli.errors import EXIT_USAGE, PromoteError
+from promote_cli.formats import one_line
 
 COMMANDS = {
     "query": ("promote_cli.cli.commands.query", "query", "The common dtype of two operands (or more)."),

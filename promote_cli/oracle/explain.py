@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from promote_cli.errors import Refusal
 from promote_cli.oracle import engine
-from promote_cli.oracle.model import Clause, Lattice, Ruleset
+from promote_cli.oracle.model import Clause, Lattice, Ruleset, json_value
 from promote_cli.vocab import operands
 from promote_cli.vocab.dtypes import DType
 
@@ -48,7 +48,7 @@ class Alternative:
     """The answer with one option changed."""
 
     option: str
-    value: str
+    value: object  # as JSON: true/false, a number, a dtype's name, a choice
     result: str | None
     refusal: str | None
 
@@ -66,7 +66,7 @@ class Explanation:
     b: str
     normalised: tuple[str, str]     # the operands as the rules see them (after the file's [operands] policy)
     operand_policy: list[str]       # how an operand's form was read, when it changed
-    options: dict
+    options: dict                   # every option's value, as JSON (true/false, numbers, names)
     result: str | None
     refusal: str | None
     reason: str
@@ -149,7 +149,7 @@ def explain(rs: Ruleset, a, b, op: str = "add", options: dict | None = None) -> 
     group = engine.resolve_op(rs, op)
     values = engine.parse_options(rs, options)
     a_in, b_in = (x if isinstance(x, operands.Operand) else operands.parse(x) for x in (a, b))
-    shown = {k: rs.options[k].show(v.name if isinstance(v, DType) else v) for k, v in values.items()}
+    shown = {k: json_value(v) for k, v in values.items()}
     base = dict(framework=rs.name, version=rs.version, op=op, op_group=group, a=str(a_in), b=str(b_in),
                 options=shown)
     try:
@@ -189,5 +189,5 @@ def _alternatives(rs: Ruleset, a, b, op: str, values: dict) -> list[Alternative]
             if (v.name if isinstance(v, DType) else v) == (current.name if isinstance(current, DType) else current):
                 continue
             ans = engine.answer(rs, a, b, op, {**values, name: v})
-            out.append(Alternative(name, opt.show(v.name if isinstance(v, DType) else v), ans.result, ans.refusal))
+            out.append(Alternative(name, json_value(v), ans.result, ans.refusal))
     return out

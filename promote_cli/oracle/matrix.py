@@ -1,7 +1,8 @@
 """Whole promotion matrices and the differences between rulesets.
 
-A cell whose operand form the framework cannot reason about (CANN and Python scalars) reads
-as refused. A `RuleDefect` (a rule that fails while answering) is never a cell: it propagates,
+A cell reads None when the framework refuses the pair, and also when it lacks an operand: a type
+that is not among its types, or a form it has no rules for (CANN and Python scalars). Each matrix
+and diff lists the operands a ruleset lacks (`absent`), so that the two can be told apart. A `RuleDefect` (a rule that fails while answering) is never a cell: it propagates,
 so a broken rule file is reported instead of being shown as a refusal or a difference.
 """
 
@@ -9,15 +10,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from promote_cli.errors import RuleDefect, UsageError
-from promote_cli.oracle.engine import Answer, answer, parse_options, resolve_op
-from promote_cli.oracle.model import Ruleset
+from promote_cli.errors import Refusal, RuleDefect, UsageError
+from promote_cli.oracle.engine import Answer, answer, normalise, parse_options, resolve_op
+from promote_cli.oracle.model import Ruleset, json_value
+from promote_cli.oracle.registry import is_pair, load, parse_side
 from promote_cli.vocab import dtypes, operands
 
 
 @dataclass
 class Matrix:
-    """rows = left operand, columns = right operand; a cell is the Answer (result None when refused)."""
+    """rows = left operand, columns = right operand; a cell is the Answer (result None when refused, or when the
+    ruleset lacks an operand: `absent` lists those operands of `types`)."""
 
     framework: str
     version: str
@@ -25,9 +28,15 @@ class Matrix:
     types: list[str]
     cells: list[list[Answer]]
     options: dict  # the option values the matrix was computed with (defaults filled in)
+    absent: list[str] = field(default_factory=list)
 
     def results(self) -> list[list[str | None]]:
         return [[cell.result for cell in row] for row in self.cells]
+
+    def lacking(self) -> list[list[bool]]:
+        """Per cell, whether the ruleset lacks one of its operands (rather than refusing the pair)."""
+        gone = set(self.absent)
+        return [[a in gone or b in gone for b in self.types] for a in self.types]
 
 
 @dataclass
@@ -58,13 +67,21 @@ class Diff:
     differences: list[dict]
     versions: tuple[str, ...] = ()  # each side's ruleset as NAME@VERSION, in the order of `frameworks`
     summary: dict = field(default_factory=dict)
-    options: dict = field(default_factory=dict)  # options given once for every side (`-O`), as words
+    options: dict = field(default_factory=dict)  # options given once for every side (`-O`), as JSON values
+    absent: dict = field(default_factory=dict)  # each side's label -> the operands of `types` its ruleset lacks
+
+    def lacking(self, x: dict) -> list[bool]:
+        """Per side of a difference `x`, whether that side lacks one of its operands (rather than refusing)."""
+        return [x["a"] in self.absent.get(f, ()) or x["b"] in self.absent.get(f, ()) for f in self.frameworks]
 
 
-def axis(rs: Ruleset | None, types: list[str] | None) -> list[str]:
-    """The operands of a table: the given ones (canonical, each once), else the framework's types."""
+def axis(rs: Ruleset | None, types: list[str] | str | None) -> list[str]:
+    """The operands of a table: the given ones (canonical, each once; a string lists them as `--types` does,
+    `"i8,u8"`), else the framework's types."""
     if types is None:
         return [d.name for d in rs.types]
+    if isinstance(types, str):
+        types = [t.strip() for t in types.split(",") if t.strip()]
     names: list[str] = []
     seen: dict[str, str] = {}
     for given in types:
@@ -78,6 +95,22 @@ def axis(rs: Ruleset | None, types: list[str] | None) -> list[str]:
     return names
 
 
+def lacks(rs: Ruleset, operand: str) -> bool:
+    """Whether a ruleset lacks an operand: its dtype is not among the ruleset's types, or the ruleset has no rules
+    for its form (CANN and Python scalars)."""
+    try:
+        normalise(rs, operand)
+    except (UsageError, Refusal):
+        return True
+    return False
+
+
+def _nonempty(names: list[str], why: str) -> list[str]:
+    if not names:
+        raise UsageError(f"{why} leaves no operand to show")
+    return names
+
+
 def _cell(rs: Ruleset, a: str, b: str, op: str, options: dict | None) -> Answer | None:
     try:
         return answer(rs, a, b, op, options)
@@ -87,11 +120,17 @@ def _cell(rs: Ruleset, a: str, b: str, op: str, options: dict | None) -> Answer 
         return None  # a form this framework refuses to reason about
 
 
-def matrix(rs: Ruleset, types: list[str] | None = None, op: str = "add", options: dict | None = None) -> Matrix:
-    """The full matrix; UsageError for an unknown op, option or type, RuleDefect for a failing rule."""
+def matrix(rs: Ruleset, types: list[str] | None = None, op: str = "add", options: dict | None = None,
+           common_types: bool = False, drop_refused: bool = False) -> Matrix:
+    """The full matrix; UsageError for an unknown op, option or type, RuleDefect for a failing rule.
+
+    `common_types` keeps only the operands the ruleset has (of `types`: without them, it has every one);
+    `drop_refused` leaves out each operand whose row and column hold no answer at all."""
     resolve_op(rs, op)
-    shown = {k: getattr(v, "name", v) for k, v in parse_options(rs, options).items()}  # bad options fail here
+    shown = {k: json_value(v) for k, v in parse_options(rs, options).items()}  # bad options fail here
     names = axis(rs, types)
+    if common_types:
+        names = _nonempty([n for n in names if not lacks(rs, n)], f"--common ({rs.key} has none of them)")
     cells = []
     for a in names:
         row = []
@@ -101,7 +140,13 @@ def matrix(rs: Ruleset, types: list[str] | None = None, op: str = "add", options
                 ans = Answer(rs.name, rs.version, op, a, b, {}, None, None, "", f"{rs.key} cannot take {a} op {b}")
             row.append(ans)
         cells.append(row)
-    return Matrix(rs.name, rs.version, op, names, cells, shown)
+    if drop_refused:
+        keep = [i for i in range(len(names))
+                if any(cells[i][j].result is not None or cells[j][i].result is not None for j in range(len(names)))]
+        _nonempty(keep, f"--drop-refused ({rs.key} answers none of these pairs)")
+        names = [names[i] for i in keep]
+        cells = [[cells[i][j] for j in keep] for i in keep]
+    return Matrix(rs.name, rs.version, op, names, cells, shown, [n for n in names if lacks(rs, n)])
 
 
 def union_types(rulesets: list[Ruleset]) -> list[str]:
@@ -110,9 +155,37 @@ def union_types(rulesets: list[Ruleset]) -> list[str]:
     return [name for name in dtypes.DTYPES if name in have]
 
 
-def diff(sides: list[Side], types: list[str] | None = None, op: str = "add", common: dict | None = None) -> Diff:
+def sides(given, common: dict | None = None) -> list[Side]:
+    """The sides of a diff, loaded: `given` holds two or more sides (or is one list of them), each a spec string
+    `NAME[@VERSION][:KEY=VALUE,...]` or a pair (NAME, options). `common` (options for every side) applies to each
+    side that has the option; an option no side has, or a side's own option its ruleset lacks, is a UsageError."""
+    if len(given) == 1 and isinstance(given[0], (list, tuple)) and not is_pair(given[0]):
+        given = tuple(given[0])
+    parsed = [parse_side(s) for s in given]
+    if len(parsed) < 2:
+        raise UsageError("a diff compares two or more rulesets")
+    loaded = [(label, load(spec), own) for label, spec, own in parsed]
+    common = dict(common or {})
+    unknown = [k for k in common if not any(k in rs.options for _, rs, _ in loaded)]
+    if unknown:
+        names = " nor ".join(label for label, _, _ in loaded)
+        raise UsageError(f"neither {names} has option {unknown[0]!r}")
+    built = []
+    for label, rs, own in loaded:
+        merged = {k: v for k, v in common.items() if k in rs.options}
+        merged.update(own)
+        parse_options(rs, merged)  # a side's own unknown option or bad value: UsageError naming it
+        built.append(Side(label, rs, merged))
+    return built
+
+
+def diff(sides: list[Side], types: list[str] | None = None, op: str = "add", common: dict | None = None,
+         *, common_types: bool = False, drop_refused: bool = False) -> Diff:
     """The cells where the sides answer differently (a refused or missing cell reads None). `common` names
-    the options given once for every side (already in each side's own options), to be shown with the diff."""
+    the options given once for every side (already in each side's own options), to be shown with the diff.
+
+    The axes are `types`, else the union of the sides' types; `common_types` keeps only the operands every side
+    has, and `drop_refused` leaves out each operand whose row and column no side answers at all."""
     labels = [s.label for s in sides]
     if len(sides) < 2:
         raise UsageError("a diff compares two or more rulesets")
@@ -120,23 +193,33 @@ def diff(sides: list[Side], types: list[str] | None = None, op: str = "add", com
         resolve_op(side.ruleset, op)
         parse_options(side.ruleset, side.options)  # bad values fail here, once
     names = axis(None, types) if types is not None else union_types([s.ruleset for s in sides])
+    if common_types:
+        names = _nonempty([n for n in names if not any(lacks(s.ruleset, n) for s in sides)],
+                          "--common (no operand is every side's)")
+    absent = [{n for n in names if lacks(s.ruleset, n)} for s in sides]
     out = []
     counts = dict.fromkeys(KINDS, 0)
+    answered: set[str] = set()  # the operands some side answers some pair of
     for a in names:
         for b in names:
-            cells = [_outcome(s.ruleset, a, b, op, s.options) for s in sides]
+            cells = [_outcome(s.ruleset, a, b, op, s.options, lacking) for s, lacking in zip(sides, absent)]
             results = [r for r, _ in cells]
+            if any(r is not None for r in results):
+                answered.update((a, b))
             if any(r != results[0] for r in results[1:]):
                 row = {"a": a, "b": b}
                 row.update(zip(labels, results))
                 out.append(row)
                 counts[_kind(cells)] += 1
+    if drop_refused:  # a difference has an answer on some side: every one stays
+        names = _nonempty([n for n in names if n in answered], "--drop-refused (no side answers any pair)")
     summary = {"cells": len(names) ** 2, "differing": len(out), **counts}
     shown = {}
     for key, value in (common or {}).items():
         opt = next(s.ruleset.options[key] for s in sides if key in s.ruleset.options)
-        shown[key] = opt.show(getattr(opt.parse(value), "name", opt.parse(value)))
-    return Diff(tuple(labels), op, names, out, tuple(s.ruleset.key for s in sides), summary, shown)
+        shown[key] = json_value(opt.parse(value))
+    lacked = {label: [n for n in names if n in gone] for label, gone in zip(labels, absent)}
+    return Diff(tuple(labels), op, names, out, tuple(s.ruleset.key for s in sides), summary, shown, lacked)
 
 
 def _kind(cells: list[tuple[str | None, bool]]) -> str:
@@ -148,15 +231,10 @@ def _kind(cells: list[tuple[str | None, bool]]) -> str:
     return ABSENT
 
 
-def _outcome(rs: Ruleset, a: str, b: str, op: str, options: dict | None) -> tuple[str | None, bool]:
+def _outcome(rs: Ruleset, a: str, b: str, op: str, options: dict | None, lacking: set[str]) -> tuple[str | None, bool]:
     """(result, present): the cell's result (None when refused or absent) and whether the ruleset has both
-    operands (their dtypes are among its types and it reasons about their forms)."""
+    operands (none of them in `lacking`, the operands it lacks)."""
     ans = _cell(rs, a, b, op, options)
     if ans is None:
         return None, False
-    return ans.result, all(_has(rs, x) for x in (a, b))
-
-
-def _has(rs: Ruleset, operand: str) -> bool:
-    dtype = operands.parse(operand).dtype
-    return dtype is None or dtype in rs.type_set
+    return ans.result, a not in lacking and b not in lacking

@@ -139,9 +139,19 @@ class Option(Record):
         return tuple(str(v) for v in self.values)
 
     def show(self, value) -> str:
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        return str(value)
+        return word(value)
+
+
+def json_value(value):
+    """An option's value as JSON: a dtype by its canonical name, anything else (bool, int, str) as it is."""
+    return value.name if isinstance(value, DType) else value
+
+
+def word(value) -> str:
+    """An option's value as a user types it after `-O KEY=`: `true`/`false`, a dtype's name, a number."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(getattr(value, "name", value))
 
 
 class Clause(Record):

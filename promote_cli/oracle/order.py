@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from promote_cli.errors import UsageError
 from promote_cli.oracle.engine import parse_options, resolve_op
 from promote_cli.oracle.matrix import matrix
-from promote_cli.oracle.model import Ruleset
+from promote_cli.oracle.model import Ruleset, json_value, word
 
 
 @dataclass
@@ -46,7 +46,7 @@ class Order:
     version: str
     source: str  # "lattice NAME" (declared) or "answers" (derived from an op's answers)
     op: str | None  # the op whose answers were read (None for a declared lattice)
-    options: dict  # the option values used, shown as strings
+    options: dict  # the option values used, as JSON values (true/false, numbers, names)
     nodes: list[str]
     weak: dict[str, str]  # weak node -> the operand a result there is (`py:int` -> `weak:i32`)
     edges: list[tuple[str, str]]
@@ -64,7 +64,7 @@ class Order:
     def title(self) -> str:
         """`jax@0.10 lattice standard_x32 (x64=false)` or `cann@8.5 add: the order of its answers`."""
         what = f"lattice {self.lattice_name}" if self.lattice_name else f"{self.op}: the order of its answers"
-        opts = ", ".join(f"{k}={v}" for k, v in self.options.items())
+        opts = ", ".join(f"{k}={word(v)}" for k, v in self.options.items())
         return f"{self.key} {what}" + (f" ({opts})" if opts else "")
 
     def to_dict(self) -> dict:
@@ -122,8 +122,7 @@ def declared(rs: Ruleset, name: str | None = None, options: dict | None = None) 
         raise UsageError(f"{rs.key} has no lattice {name!r} (lattices: {', '.join(rs.lattices)})")
     lat, shown = rs.lattices[name], {}
     if lat.option is not None:
-        opt = rs.options[lat.option]
-        shown[lat.option] = opt.show(values[lat.option])
+        shown[lat.option] = json_value(values[lat.option])
         lat = rs.lattices[lat.pick[values[lat.option]]]
     nodes = list(lat.edges)
     upper = {n: frozenset(lat.upper[n]) for n in nodes}
@@ -154,9 +153,7 @@ def derived(rs: Ruleset, op: str = "add", options: dict | None = None, types: li
             if got == join and not (got is None and minimal):
                 continue
             cells.append(Cell(a, b, got, join, _why(a, b, got, join, minimal, set(nodes))))
-    shown = {k: str(getattr(v, "name", v)) if not isinstance(v, bool) else ("true" if v else "false")
-             for k, v in m.options.items()}
-    return Order(rs.name, rs.version, "answers", m.op, shown, nodes, {}, covering(nodes, upper), cells)
+    return Order(rs.name, rs.version, "answers", m.op, dict(m.options), nodes, {}, covering(nodes, upper), cells)
 
 
 SHOWN_BOUNDS = 4  # a reason names at most this many minimal upper bounds

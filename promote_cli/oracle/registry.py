@@ -186,7 +186,10 @@ def _find(spec: str, files: dict):
 
 
 def load(spec: str) -> Ruleset:
-    """The compiled ruleset for `NAME` or `NAME@VERSION` (cached, for the PROMOTE_RULES_PATH of the time)."""
+    """The compiled ruleset for `NAME` or `NAME@VERSION` (cached, for the PROMOTE_RULES_PATH of the time);
+    UsageError for no name or an unknown one."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise UsageError("which framework? give -f NAME (see `promote frameworks`)")
     spec = spec.strip()
     rules_path = os.environ.get(RULES_PATH_VARIABLE, "")
     hit = _CACHE.get((rules_path, spec))
@@ -250,3 +253,36 @@ def _stem_spec(stem: str) -> str:
 
 def is_default(rs: Ruleset) -> bool:
     return load(rs.name).path == rs.path
+
+
+def parse_side(side) -> tuple[str, str, dict]:
+    """A ruleset with its own options, as `(label, NAME[@VERSION], options)`: from `"NAME[@VERSION][:KEY=VALUE,...]"`
+    (a diff side, an expect line's framework) or from `(NAME, {KEY: VALUE})`. The label is how the side is shown
+    (the spec string as written)."""
+    if isinstance(side, str):
+        label = side.strip()
+        spec, sep, opts = label.partition(":")
+        options = {}
+        if sep:
+            for pair in opts.split(","):
+                key, eq, value = pair.partition("=")
+                if not eq or not key.strip():
+                    raise UsageError(f"a ruleset's options are KEY=VALUE, got {pair!r} in {side!r}")
+                options[key.strip()] = value.strip()
+        return label, spec.strip(), options
+    if is_pair(side):
+        spec, options = side[0].strip(), dict(side[1])
+        shown = ",".join(f"{k}={_show(v)}" for k, v in options.items())
+        return (f"{spec}:{shown}" if shown else spec), spec, options
+    raise UsageError(f"a diff side is 'NAME[@VERSION][:KEY=VALUE,...]' or (NAME, options), got {side!r}")
+
+
+def is_pair(value) -> bool:
+    """Whether `value` is a side given as `(NAME, {KEY: VALUE})`."""
+    return isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str) and isinstance(value[1], dict)
+
+
+def _show(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(getattr(value, "name", value))

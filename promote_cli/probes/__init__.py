@@ -1,4 +1,4 @@
-"""Probes: modules that ask a real framework and produce recordings (see docs/architecture.md)."""
+"""Probes: modules that ask a real framework and produce recordings (see docs/recordings.md)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import tempfile
 from promote_cli.errors import UsageError
 
 #: the keys of a recording that hold cases, written one case per line, in this order, last
-#: (``expressions``: an expression recording's cases, docs/architecture.md).
+#: (``expressions``: an expression recording's cases, docs/recordings.md).
 CASE_LISTS = ("nary", "cases", "expressions")
 
 

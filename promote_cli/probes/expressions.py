@@ -2,7 +2,7 @@
 
 What is asked
     Every expression of the corpus (``expressions.txt`` beside this module) that applies to
-    the framework, in the shared expression syntax (docs/architecture.md, "Expression
+    the framework, in the shared expression syntax (docs/recordings.md, "Expression
     recordings"): typed variables ``x:i16`` (a tensor of shape ``(3,)``), ``s:0d:f32`` (a
     rank-0 tensor) and ``w:weak:f32`` (a weakly typed tensor of shape ``(3,)``, where the
     framework has them), Python literals, the binary operators ``+ - * / // ** % == != <

@@ -107,7 +107,7 @@ def pair_cases():
 
 
 def record() -> dict:
-    """Ask every case; return a recording (see docs/architecture.md)."""
+    """Ask every case; return a recording (see docs/recordings.md)."""
     ver = version()
     if ver is None:
         raise RuntimeError("numpy and ml_dtypes are not importable; pip install numpy ml_dtypes")

@@ -136,7 +136,7 @@ def cases():
 
 
 def record() -> dict:
-    """Ask OpenVINO every case; return a recording (see docs/architecture.md)."""
+    """Ask OpenVINO every case; return a recording (see docs/recordings.md)."""
     ver = version()
     if ver is None:
         raise RuntimeError("openvino is not importable; pip install openvino")

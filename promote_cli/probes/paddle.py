@@ -273,7 +273,7 @@ def operand_pairs():
 
 
 def record(ops: list[str] | None = None) -> dict:
-    """Ask every case; return a recording (see docs/architecture.md)."""
+    """Ask every case; return a recording (see docs/recordings.md)."""
     _setup()
     cache: dict = {}
     pairs = list(operand_pairs())

@@ -58,7 +58,7 @@ def load_recording(path: str | Path) -> dict:
 def check_recording(data, where: str) -> None:
     """UsageError unless `data` has the shape of a recording: `ruleset` (a name), optional `package` and
     `version` strings, `cases`, a list of [op, a, b, options, result, error], and optionally `nary`, a list
-    of [op, [a, b, c, ...], null, options, result, error]; or, for an expression recording (docs/architecture.md,
+    of [op, [a, b, c, ...], null, options, result, error]; or, for an expression recording (docs/recordings.md,
     "Expression recordings"), `expressions`, a list of [expression, options, result, error], instead of `cases`."""
     if not isinstance(data, dict):
         raise UsageError(f"{where}: not a recording: expected a JSON object, got {type(data).__name__}")

@@ -199,7 +199,7 @@ def triples():
 
 
 def record(ops: list[str] | None = None) -> dict:
-    """Ask every case; return a recording (see docs/architecture.md)."""
+    """Ask every case; return a recording (see docs/recordings.md)."""
     import warnings  # noqa: PLC0415
 
     import torch  # noqa: PLC0415

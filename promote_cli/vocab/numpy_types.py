@@ -48,6 +48,21 @@ def canonical_of(np_dtype) -> str:
         raise UsageError(f"numpy dtype {dt} has no canonical dtype name") from None
 
 
+def canonical_of_type(value) -> str | None:
+    """The canonical name of a NumPy dtype or scalar type (`np.dtype("int8")`, `np.int8`, `ml_dtypes.bfloat16`,
+    Python's `float` as NumPy reads it); None for any other object (a value, a string, a class NumPy holds only as
+    `object`). UsageError for a dtype that has no canonical name (`np.dtype("S5")`)."""
+    if not isinstance(value, (np.dtype, type)):
+        return None
+    try:
+        dt = np.dtype(value)
+    except (TypeError, ValueError):  # np.integer and the like: kinds of types, not types
+        return None
+    if dt.kind == "O" and not (isinstance(value, np.dtype) or value in (object, np.object_)):
+        return None
+    return canonical_of(dt)
+
+
 def names() -> tuple[str, ...]:
     """Every canonical name that has a numpy dtype, in canonical order."""
     return tuple(_NUMPY)

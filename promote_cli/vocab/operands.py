@@ -62,8 +62,11 @@ class Operand:
         return hash(self.dtype) if self.dtype is not None else hash(self.pykind)
 
 
-def parse(text: str) -> Operand:
-    """Parse one operand; UsageError (with dtype suggestions) when it is malformed."""
+def parse(text) -> Operand:
+    """Parse one operand; UsageError (with dtype suggestions) when it is malformed. Anything but a string is
+    taken as `of_object` takes it."""
+    if not isinstance(text, str):
+        return of_object(text)
     raw = text.strip()
     if not raw:
         raise UsageError("empty operand")
@@ -87,3 +90,17 @@ def of(dtype: DType | Operand, form: str = TENSOR) -> Operand:
     if isinstance(dtype, Operand):
         return dtype
     return Operand(form, dtype)
+
+
+def of_object(value) -> Operand:
+    """An operand from an object: an Operand as it is; a DType, a NumPy dtype or a NumPy or ml_dtypes scalar type
+    (`np.dtype("int8")`, `np.int8`, `ml_dtypes.bfloat16`; Python's `float` as NumPy reads it, f64) a tensor of that
+    dtype, named by the vocabulary's `numpy` trait (numpy is imported only then). TypeError for any other object."""
+    if isinstance(value, (Operand, DType)):
+        return of(value)
+    from promote_cli.vocab.numpy_types import canonical_of_type
+
+    name = canonical_of_type(value)
+    if name is None:
+        raise TypeError(f"an operand is a spelling such as 'i8' or '0d:f32', a DType or a NumPy dtype, not {value!r:.80}")
+    return Operand(TENSOR, lookup(name))

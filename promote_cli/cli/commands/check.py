@@ -7,7 +7,7 @@ import sys
 import click
 
 import promote_cli
-from promote_cli.cli import formats
+from promote_cli import formats
 from promote_cli.cli.options import complete_op, framework_option, framework_options, option_option
 from promote_cli.errors import EXIT_NO
 

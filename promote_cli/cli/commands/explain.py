@@ -7,7 +7,7 @@ import sys
 import click
 
 import promote_cli
-from promote_cli.cli import formats
+from promote_cli import formats
 from promote_cli.cli.options import (
     dtype_argument_completion,
     framework_option,

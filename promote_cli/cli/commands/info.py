@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import sys
 from pathlib import Path
@@ -10,7 +9,8 @@ from pathlib import Path
 import click
 
 import promote_cli
-from promote_cli.cli import definition, formats
+from promote_cli import formats
+from promote_cli.cli import definition
 from promote_cli.cli.options import click_option, color_option, color_wanted, framework_alone
 from promote_cli.errors import EXIT_USAGE
 
@@ -23,10 +23,6 @@ def listing_format(fmt: str | None, color: str) -> formats.Format:
     colored = color_wanted(color)
     fmt = fmt or ("rich" if colored else "text")
     return formats.get(fmt, color=colored, width=shutil.get_terminal_size().columns if fmt == "rich" else None)
-
-
-def _value(value) -> str:
-    return json.dumps(getattr(value, "name", value), ensure_ascii=False).strip('"')
 
 
 @click.command()
@@ -57,17 +53,7 @@ def frameworks(framework, fmt, verbose, color):
     header = ["ruleset", "default", "follows", "types", "description", "source"]
     records = [[r["ruleset"], "*" if r["default"] else "", r["follows"], str(len(r["types"])), r["description"],
                 r["source"]] for r in rows]
-    details = []
-    if verbose:
-        for r in rows:
-            if r["notes"] or r["options"] or r["expressions"]:
-                details += ["", f"{r['ruleset']}:"]
-                details += [f"  -O {key}={_value(value)} (default)" for key, value in r["options"].items()]
-                if r["expressions"]:
-                    ex = r["expressions"]
-                    literals = ", ".join(f"{k} {v}" for k, v in ex["literals"].items()) or "none"
-                    details.append(f"  promote expr: {' '.join(ex['operators'])}; literals: {literals}")
-                details += [f"  - {note}" for note in r["notes"]]
+    details = [_details(r) for r in rows if r["notes"] or r["options"] or r["expressions"]] if verbose else []
     out = listing_format(fmt, color)
     formats.emit(out.records(formats.Records("rulesets", header, records, rows, details)))
     for r in rows:
@@ -77,6 +63,17 @@ def frameworks(framework, fmt, verbose, color):
         click.echo(f"promote: {formats.one_line(str(exc))}", err=True)
     if errors:
         sys.exit(EXIT_USAGE)
+
+
+def _details(r: dict) -> formats.Section:
+    """What `frameworks -v` adds for a ruleset: its options with their defaults, what `promote expr` evaluates,
+    its notes (known deviations)."""
+    lines = [f"-O {key}={formats.word(value)} (default)" for key, value in r["options"].items()]
+    if r["expressions"]:
+        ex = r["expressions"]
+        literals = ", ".join(f"{k} {v}" for k, v in ex["literals"].items()) or "none"
+        lines.append(f"promote expr: {' '.join(ex['operators'])}; literals: {literals}")
+    return formats.Section(f"{r['ruleset']}:", lines, list(r["notes"]))
 
 
 def _number(value) -> str:

@@ -7,7 +7,8 @@ import sys
 import click
 
 import promote_cli
-from promote_cli.cli import answer, definition, formats
+from promote_cli import formats
+from promote_cli.cli import answer, definition
 from promote_cli.cli.options import declared, framework_options
 from promote_cli.errors import UsageError
 
@@ -54,5 +55,5 @@ def _batch(framework, op, opts, out) -> int:
         stdout.flush()
     if unanswered:
         click.echo(f"promote: {unanswered} line{'s' if unanswered != 1 else ''} could not be answered "
-                   "(see the `error:` lines)", err=True)
+                   f"(see {out.unanswered})", err=True)
     return status

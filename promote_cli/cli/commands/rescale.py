@@ -9,7 +9,7 @@ import sys
 import click
 
 import promote_cli
-from promote_cli.cli import formats
+from promote_cli import formats
 from promote_cli.cli.options import color_option, color_wanted, complete_path
 from promote_cli.errors import EXIT_OK, EXIT_USAGE, PromoteError, UsageError
 
@@ -43,9 +43,9 @@ def _records(data: dict) -> formats.Records:
     rows = [[a, b] + [cols[k] for k in COLUMNS] for (a, b), cols in cells.items()]
     used = {c for row in rows for c in row[2:]}
     whole = len(data["combinations"]) == len(promote_cli.rescale_table()["combinations"])
-    details = ["", "yes: legal (zero points 0, per-tensor); otherwise the rule it breaks. The rules:"]
-    details += [f"  {r['name']}: {r['text']}" for r in data["rules"] if whole or r["name"] in used]
-    return formats.Records("rescale", header, rows, data, details)
+    rules = formats.Section("yes: legal (zero points 0, per-tensor); otherwise the rule it breaks. The rules:",
+                            [f"{r['name']}: {r['text']}" for r in data["rules"] if whole or r["name"] in used])
+    return formats.Records("rescale", header, rows, data, [rules])
 
 
 @click.command("rescale")

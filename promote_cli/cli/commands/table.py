@@ -8,7 +8,7 @@ import sys
 import click
 
 import promote_cli
-from promote_cli.cli import formats
+from promote_cli import formats
 from promote_cli.cli.options import (
     color_option,
     color_wanted,
@@ -35,6 +35,10 @@ FORMATS = ["rich", "text", "json", "csv", "markdown"]
 @op_option
 @option_option
 @click.option("--types", metavar="A,B,...", help="Restrict both axes to these operands (each once).")
+@click.option("--common", is_flag=True, help="Only the operands every ruleset has: with --diff, the types all sides "
+              "share instead of their union; with -f, those of --types the framework has.")
+@click.option("--drop-refused", is_flag=True, help="Leave out each operand whose row and column hold no answer "
+              "(refused, or a type the framework lacks, on every side).")
 @click.option("--format", "fmt", type=click.Choice(FORMATS),
               help="Default: rich on a terminal, text when piped or with NO_COLOR.")
 @click.option("--width", type=click.IntRange(min=20), metavar="N",
@@ -47,14 +51,15 @@ FORMATS = ["rich", "text", "json", "csv", "markdown"]
 @color_option
 @click.argument("sides", nargs=-1, metavar="[FW1 FW2 ...]", shell_complete=complete_side)
 @click.pass_context
-def table(ctx, framework, diff_sides, cast_pairs, op, options, types, fmt, width, exit_code, svg_file, html_file,
-          color, sides):
+def table(ctx, framework, diff_sides, cast_pairs, op, options, types, common, drop_refused, fmt, width, exit_code,
+          svg_file, html_file, color, sides):
     """The promotion matrix of a framework (rows: left operand, columns: right operand), or with --diff the
     cells where two or more rulesets differ."""
     _check_combination(_given(ctx), diff_sides, cast_pairs, sides)
     pictures = {k: v for k, v in (("svg", svg_file), ("html", html_file)) if v is not None}
+    axes = {"common_types": common, "drop_refused": drop_refused}
     if pictures:
-        return _pictures(pictures, framework, sides if diff_sides else None, cast_pairs, op, options, types, fmt,
+        return _pictures(pictures, framework, sides if diff_sides else None, cast_pairs, op, options, types, axes, fmt,
                          exit_code)
     colored = color_wanted(color)
     fmt = fmt or ("rich" if colored else "text")
@@ -65,7 +70,7 @@ def table(ctx, framework, diff_sides, cast_pairs, op, options, types, fmt, width
     if cast_pairs:
         return _cast_table(out)
     if diff_sides:
-        d = promote_cli.diff(*sides, types=type_list, op=op, options=parse_options(options))
+        d = promote_cli.diff(*sides, types=type_list, op=op, options=parse_options(options), **axes)
         formats.emit(out.diff(d))
         if not out.summarises:
             click.echo(formats.diff_summary(d), err=True)
@@ -73,7 +78,7 @@ def table(ctx, framework, diff_sides, cast_pairs, op, options, types, fmt, width
             sys.exit(EXIT_NO)
         return
     framework, opts = _framework(framework, options)
-    formats.emit(out.matrix(promote_cli.table(framework, type_list, op, opts)))
+    formats.emit(out.matrix(promote_cli.table(framework, type_list, op, opts, **axes)))
 
 
 def _framework(framework, options) -> tuple[str, dict]:
@@ -115,10 +120,11 @@ def _check_combination(given: set[str], diff_sides: bool, cast_pairs: bool, side
 
 #: options of a matrix or a diff that `--cast` has no use for: (parameter, how the user spells it)
 _NOT_WITH_CAST = (("diff_sides", "--diff"), ("framework", "-f"), ("op", "--op"), ("options", "-O"),
-                  ("types", "--types"), ("exit_code", "--exit-code"), ("width", "--width"))
+                  ("types", "--types"), ("common", "--common"), ("drop_refused", "--drop-refused"),
+                  ("exit_code", "--exit-code"), ("width", "--width"))
 
 
-def _pictures(pictures, framework, diff_pair, cast_pairs, op, options, types, fmt, exit_code):
+def _pictures(pictures, framework, diff_pair, cast_pairs, op, options, types, axes, fmt, exit_code):
     """`--svg FILE` / `--html FILE`: every picture made, then each written whole (or to stdout for -)."""
     if cast_pairs or fmt:
         raise UsageError("--svg and --html draw a matrix or a diff; they go without --cast and --format")
@@ -126,13 +132,13 @@ def _pictures(pictures, framework, diff_pair, cast_pairs, op, options, types, fm
             list(pictures.values()).count("-") > 1:
         raise UsageError("--svg and --html need two different files")
     if diff_pair:
-        payload = promote_cli.diff(*diff_pair, types=parse_types(types), op=op, options=parse_options(options))
+        payload = promote_cli.diff(*diff_pair, types=parse_types(types), op=op, options=parse_options(options), **axes)
         read = [promote_cli.load(promote_cli.parse_side(side)[1]).path for side in diff_pair]
     elif exit_code:
         raise UsageError("--exit-code goes with --diff")
     else:
         framework, opts = _framework(framework, options)
-        payload = promote_cli.table(framework, parse_types(types), op, opts)
+        payload = promote_cli.table(framework, parse_types(types), op, opts, **axes)
         read = [promote_cli.load(framework).path]
     rendered = {kind: promote_cli.render(payload, kind) for kind in pictures}
     promote_cli.write_outputs({path: rendered[kind] for kind, path in pictures.items() if path != "-"},

@@ -7,9 +7,9 @@ import sys
 import click
 
 import promote_cli
-from promote_cli.cli import formats
-from promote_cli.cli.formats import one_line
+from promote_cli import formats
 from promote_cli.errors import EXIT_USAGE
+from promote_cli.formats import one_line
 
 
 @click.command()

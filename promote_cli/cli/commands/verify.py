@@ -7,10 +7,10 @@ import sys
 import click
 
 import promote_cli
-from promote_cli.cli import formats
-from promote_cli.cli.formats import one_line
+from promote_cli import formats
 from promote_cli.cli.options import framework_alone, framework_option, require_framework
 from promote_cli.errors import EXIT_NO
+from promote_cli.formats import one_line
 
 
 @click.command()

@@ -4,37 +4,54 @@ from __future__ import annotations
 
 import json
 
-from promote_cli.cli.formats import Format, Records
+from promote_cli.formats import Format, Records
 
 
 def dumps(data) -> str:
     return json.dumps(data, ensure_ascii=False)
 
 
+def with_refusal(data: dict, refusal: str | None) -> dict:
+    """`data` with `"refusal"` (the API's name) right after its `"error"` (the contract's key, kept): the same
+    text for a refused question, null beside a null error."""
+    out = {}
+    for key, value in data.items():
+        out[key] = value
+        if key == "error":
+            out["refusal"] = refusal
+    return out
+
+
 class Json(Format):
     name = "json"
     summarises = True
 
+    #: where the lines of a batch that could not be answered are (the command's count on stderr points there)
+    unanswered = 'the objects with an "error" and no "refusal"'
+
     def answer(self, ans) -> str:
-        return dumps(ans.to_dict()) + "\n"
+        return dumps(with_refusal(ans.to_dict(), ans.refusal)) + "\n"
 
     def batch_line(self, line) -> str:
+        """An answer as `answer` gives it; a line that is not a question: its operands as given (`a` and `b` the
+        first two, null where missing) and the `error`, with no `refusal` (nothing was refused)."""
         if line.error is None:
-            return dumps(line.answer.to_dict())
-        parts = line.operands or ()
+            return dumps(with_refusal(line.answer.to_dict(), line.answer.refusal))
+        parts = list(line.operands or ())
         return dumps({"framework": line.framework, "op": line.op, "a": parts[0] if parts else None,
-                      "b": parts[1] if len(parts) > 1 else None, "result": None, "error": str(line.error),
-                      "version": line.version})
+                      "b": parts[1] if len(parts) > 1 else None, "operands": parts, "result": None,
+                      "error": str(line.error), "version": line.version})
 
     def matrix(self, m) -> str:
-        data = {"framework": m.framework, "version": m.version, "op": m.op, "types": m.types, "matrix": m.results()}
+        data = {"framework": m.framework, "version": m.version, "op": m.op, "types": m.types, "matrix": m.results(),
+                "absent": m.absent}  # a null cell of an absent operand: not refused, the framework lacks it
         if m.options:
             data["options"] = m.options
         return dumps(data) + "\n"
 
     def diff(self, d) -> str:
         data = {"frameworks": list(d.frameworks), "op": d.op, "types": d.types, "differences": d.differences,
-                "versions": dict(zip(d.frameworks, d.versions)), "summary": d.summary}
+                "versions": dict(zip(d.frameworks, d.versions)), "summary": d.summary, "absent": d.absent}
         if d.options:
             data["options"] = d.options  # given once for every side that has them (-O)
         return dumps(data) + "\n"
@@ -63,10 +80,10 @@ class Json(Format):
         return dumps(report.as_dict()) + "\n"
 
     def expression(self, result, explain: bool) -> str:
-        return dumps(result.to_dict()) + "\n"
+        return dumps(with_refusal(result.to_dict(), result.refusal)) + "\n"
 
     def explanation(self, x) -> str:
-        return dumps(x.to_dict()) + "\n"
+        return dumps(with_refusal(x.to_dict(), x.refusal)) + "\n"
 
     def expectations(self, report) -> str:
         return dumps({"source": report.source, "checked": len(report.checked),

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from promote_cli.cli.formats import Format
-from promote_cli.cli.formats.kinds import FILL, kind_of, one_line
+from promote_cli.formats import Format
+from promote_cli.formats.kinds import FILL, kind_of, one_line
 
 
 def quoted(text: str) -> str:

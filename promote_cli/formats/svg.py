@@ -1,8 +1,8 @@
 """SVG: a matrix or a diff as a self-contained picture (no fonts, scripts or links outside the file).
 
-Every cell is a `<g class="cell k-KIND">` (KIND a dtype kind of the vocabulary, or `refused`) with
-a `<title>` tooltip, a filled `<rect>` and its result as `<text>`; a refused cell is hatched and
-shows `×`, so it reads without colour. In a diff, a differing cell (`class="cell differ"`) is
+Every cell is a `<g class="cell k-KIND">` (KIND a dtype kind of the vocabulary, `refused` or `absent`)
+with a `<title>` tooltip, a filled `<rect>` and its result as `<text>`; a refused cell is hatched and
+shows `×`, so it reads without colour, and a cell of an operand the framework lacks shows a grey `n/a`. In a diff, a differing cell (`class="cell differ"`) is
 outlined and split into one band per side, each with that side's result; the cells on which every
 side agrees are blank (`class="cell same"`). Column heads are turned 45 degrees and, like the row
 labels, carry the type's full name as a tooltip. A legend and a title (rulesets as NAME@VERSION,
@@ -14,8 +14,10 @@ from __future__ import annotations
 import math
 import re
 
-from promote_cli.cli.formats import Format, side_heads
-from promote_cli.cli.formats.kinds import (
+from promote_cli.formats import Format, side_heads
+from promote_cli.formats.kinds import (
+    ABSENT,
+    ABSENT_INK,
     DIFF_INK,
     FILL,
     FONT,
@@ -24,12 +26,15 @@ from promote_cli.cli.formats.kinds import (
     REFUSED_GLYPH,
     REFUSED_INK,
     SAME_FILL,
+    answer_words,
+    cell_pairs,
     cells_by_pair,
     diff_title,
     esc,
     is_weak,
     kind_of,
     kinds,
+    marks_words,
     matrix_title,
     shown,
     text_width,
@@ -53,6 +58,7 @@ text {{ font-family: {FONT}; font-size: {SIZE}px; fill: #111; }}
 .head, .label {{ font-weight: bold; }}
 .weak text, text.weak {{ font-style: italic; }}
 .k-refused text {{ fill: {REFUSED_INK}; font-weight: bold; }}
+.k-absent text {{ fill: {ABSENT_INK}; }}
 rect.grid {{ stroke: #ffffff; stroke-width: 1; }}
 rect.outline {{ fill: none; stroke: {DIFF_INK}; stroke-width: 2; }}
 """
@@ -76,9 +82,9 @@ def lines_of(text: str) -> list[str]:
 
 
 def _box(x: float, y: float, w: float, h: float, kind: str, result: str | None) -> str:
-    """A filled rectangle with its result centred in it (on two lines when long)."""
+    """A filled rectangle with its result (or mark) centred in it (on two lines when long)."""
     weak = ' class="weak"' if is_weak(result) else ""
-    lines = lines_of(shown(result))
+    lines = lines_of(shown(result, kind == ABSENT))
     cx, base = x + w / 2, y + h / 2 + SIZE * 0.36 - (len(lines) - 1) * LINE / 2
     if len(lines) == 1:
         inner = esc(lines[0])
@@ -147,15 +153,19 @@ class Picture:
 
 
 def swatch(kind: str) -> str:
-    glyph = (f'<text x="8" y="12" text-anchor="middle" fill="{REFUSED_INK}" font-weight="bold">{REFUSED_GLYPH}</text>'
-             if kind == REFUSED else "")
+    glyph = ""
+    if kind == REFUSED:
+        glyph = f'<text x="8" y="12" text-anchor="middle" fill="{REFUSED_INK}" font-weight="bold">{REFUSED_GLYPH}</text>'
+    elif kind == ABSENT:
+        glyph = f'<text x="8" y="11" text-anchor="middle" fill="{ABSENT_INK}" font-size="7">{shown(None, True)}</text>'
     return f'<rect width="16" height="16" fill="{fill_of(kind)}" stroke="#888"/>{glyph}'
 
 
-def kind_legend(results) -> list[tuple[str, str]]:
-    present = {kind_of(r) for r in results}
+def kind_legend(cells) -> list[tuple[str, str]]:
+    """The legend of the kinds among `cells` ((result, lacking) pairs), and of italics where a result is weak."""
+    present = {kind_of(r, gone) for r, gone in cells}
     entries = [(swatch(k), LEGEND[k]) for k in kinds() if k in present]
-    if any(is_weak(r) for r in results):
+    if any(is_weak(r) for r, _ in cells):
         entries.append(('<text x="8" y="12" text-anchor="middle" class="weak">w</text>', "italic: weak"))
     return entries
 
@@ -173,29 +183,29 @@ class Svg(Format):
     name = "svg"
 
     def matrix(self, m) -> str:
-        results = m.results()
-        texts = [[shown(r) for r in row] for row in results]
+        results = cell_pairs(m)
+        texts = [[shown(r, gone) for r, gone in row] for row in results]
         row_h = CELL_H + (LINE if wraps(t for row in texts for t in row) else 0)
         widths = [width_of(row[j] for row in texts) for j in range(len(m.types))]
         pic = Picture(matrix_title(m), "rows: left operand a   ·   columns: right operand b   ·   "
-                      f"{REFUSED_GLYPH} refused", m.types, widths, row_h)
+                      + marks_words(m, "   ·   "), m.types, widths, row_h)
         body = ['<g class="cells">']
         for i, (a, row) in enumerate(zip(m.types, results)):
             y = pic.gy + i * row_h
-            for j, (b, r) in enumerate(zip(m.types, row)):
-                kind = kind_of(r)
-                tip = f"{a} {m.op} {b} → {r if r is not None else 'refused'}"
+            for j, (b, (r, gone)) in enumerate(zip(m.types, row)):
+                kind = kind_of(r, gone)
+                tip = f"{a} {m.op} {b} → {answer_words(r, gone)}"
                 body.append(f'<g class="cell k-{kind}" data-a="{esc(a)}" data-b="{esc(b)}"><title>{esc(tip)}</title>'
                             f'{_box(pic.xs[j], y, pic.widths[j], row_h, kind, r)}</g>')
         body.append("</g>")
-        return pic.document(body, kind_legend([r for row in results for r in row]))
+        return pic.document(body, kind_legend([c for row in results for c in row]))
 
     def diff(self, d) -> str:
         cells = cells_by_pair(d)
         heads = side_heads(d)
         by_col: dict = {b: [] for b in d.types}
         for (a, b), rs in cells.items():
-            by_col[b] += [shown(r) for r in rs]
+            by_col[b] += [shown(r, gone) for r, gone in rs]
         band = BAND_H + (LINE if wraps(t for col in by_col.values() for t in col) else 0)
         row_h = len(d.frameworks) * band + 4
         widths = [width_of(by_col[b]) for b in d.types]
@@ -213,17 +223,17 @@ class Svg(Format):
                                 f'width="{w:.1f}" height="{row_h:.1f}" fill="{SAME_FILL}"/></g>')
                     continue
                 tip = f"{a} {d.op} {b}: " + ", ".join(
-                    f"{h} → {r if r is not None else 'refused'}" for h, r in zip(heads, results))
+                    f"{h} → {answer_words(r, gone)}" for h, (r, gone) in zip(heads, results))
                 part = [f'<g class="cell differ" data-a="{esc(a)}" data-b="{esc(b)}"><title>{esc(tip)}</title>']
-                for k, (h, r) in enumerate(zip(heads, results)):
-                    kind = kind_of(r)
+                for k, (h, (r, gone)) in enumerate(zip(heads, results)):
+                    kind = kind_of(r, gone)
                     part.append(f'<g class="side k-{kind}" data-side="{esc(h)}">'
                                 f'{_box(x, y + 2 + k * band, w, band, kind, r)}</g>')
                 part.append(f'<rect class="outline" x="{x + 1:.1f}" y="{y + 1:.1f}" width="{w - 2:.1f}" '
                             f'height="{row_h - 2:.1f}"/></g>')
                 body.append("".join(part))
         body.append("</g>")
-        legend = kind_legend([r for rs in cells.values() for r in rs])
+        legend = kind_legend([c for rs in cells.values() for c in rs])
         legend.append((f'<rect width="16" height="16" fill="#fff" stroke="{DIFF_INK}" stroke-width="2"/>',
                        "differs: " + " / ".join(heads)))
         legend.append((f'<rect width="16" height="16" fill="{SAME_FILL}" stroke="#888"/>', "same on every side"))

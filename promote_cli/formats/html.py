@@ -2,7 +2,8 @@
 
 The page is well-formed XML as well as HTML, a `<table>` whose header row and first column stay
 in view while scrolling. Every cell is a `<td class="cell k-KIND">` with a `title` tooltip (KIND a
-dtype kind of the vocabulary, or `refused`: hatched, with `×`); column heads are set vertically and
+dtype kind of the vocabulary, `refused`: hatched, with `×`, or `absent`: an operand the framework lacks,
+with a grey `n/a`); column heads are set vertically and
 carry the type's full name. In a diff, a differing cell (`class="cell differ"`) is outlined and holds
 one line per side, each coloured by its result's kind; cells on which every side agrees are blank
 (`class="cell same"`). A legend and a title (rulesets as NAME@VERSION, the op, the options) come with it.
@@ -10,9 +11,12 @@ one line per side, each coloured by its result's kind; cells on which every side
 
 from __future__ import annotations
 
-from promote_cli.cli.formats import Format, side_heads
-from promote_cli.cli.formats.kinds import (
+from promote_cli.formats import Format, side_heads
+from promote_cli.formats.kinds import (
+    ABSENT,
+    ABSENT_INK,
     DIFF_INK,
+    NO_RESULT,
     FILL,
     FONT,
     LEGEND,
@@ -20,12 +24,15 @@ from promote_cli.cli.formats.kinds import (
     REFUSED_GLYPH,
     REFUSED_INK,
     SAME_FILL,
+    answer_words,
+    cell_pairs,
     cells_by_pair,
     diff_title,
     esc,
     is_weak,
     kind_of,
     kinds,
+    marks_words,
     matrix_title,
     shown,
     type_doc,
@@ -33,7 +40,7 @@ from promote_cli.cli.formats.kinds import (
 
 
 def _css() -> str:
-    colours = "\n".join(f".k-{k} {{ background: {FILL[k]}; }}" for k in kinds() if k != REFUSED)
+    colours = "\n".join(f".k-{k} {{ background: {FILL[k]}; }}" for k in kinds() if k not in NO_RESULT)
     return f"""
 body {{ font-family: {FONT}; font-size: 13px; color: #111; background: #fff; margin: 16px; }}
 h1 {{ font-size: 17px; margin: 0 0 4px 0; }}
@@ -47,6 +54,7 @@ thead th.corner {{ left: 0; z-index: 2; text-align: left; color: #444; font-weig
 {colours}
 .k-{REFUSED} {{ color: {REFUSED_INK}; font-weight: bold;
   background: repeating-linear-gradient(45deg, #fff 0 3px, rgba(178, 24, 43, 0.25) 3px 5px); }}
+.k-{ABSENT} {{ color: {ABSENT_INK}; background: {FILL[ABSENT]}; }}
 .weak {{ font-style: italic; }}
 td.same {{ background: {SAME_FILL}; }}
 td.differ {{ outline: 2px solid {DIFF_INK}; outline-offset: -2px; padding: 2px; }}
@@ -55,6 +63,7 @@ ul.legend {{ list-style: none; padding: 0; margin: 14px 0 0 0; }}
 ul.legend li {{ display: inline-block; margin-right: 18px; }}
 ul.legend i {{ display: inline-block; width: 14px; height: 14px; vertical-align: middle; margin-right: 5px;
   border: 1px solid #888; font-style: normal; font-size: 11px; line-height: 14px; text-align: center; }}
+ul.legend i.k-{ABSENT} {{ width: auto; padding: 0 2px; }}
 ul.legend i.differ {{ border: 2px solid {DIFF_INK}; width: 12px; height: 12px; background: #fff; }}
 ul.legend i.same {{ background: {SAME_FILL}; }}
 """
@@ -85,11 +94,12 @@ def row_head(a: str) -> str:
     return f'<th class="row" title="{esc(type_doc(a))}">{esc(a)}</th>'
 
 
-def legend_items(results) -> list[str]:
-    present = {kind_of(r) for r in results}
-    items = [f'<li><i class="k-{k}">{REFUSED_GLYPH if k == REFUSED else ""}</i>{esc(LEGEND[k])}</li>'
-             for k in kinds() if k in present]
-    if any(is_weak(r) for r in results):
+def legend_items(cells) -> list[str]:
+    """The legend of the kinds among `cells` ((result, lacking) pairs), and of italics where a result is weak."""
+    present = {kind_of(r, gone) for r, gone in cells}
+    marks = {REFUSED: REFUSED_GLYPH, ABSENT: shown(None, True)}
+    items = [f'<li><i class="k-{k}">{marks.get(k, "")}</i>{esc(LEGEND[k])}</li>' for k in kinds() if k in present]
+    if any(is_weak(r) for r, _ in cells):
         items.append('<li class="weak">italic: weak</li>')
     return items
 
@@ -102,17 +112,18 @@ class Html(Format):
     name = "html"
 
     def matrix(self, m) -> str:
-        results = m.results()
+        results = cell_pairs(m)
         rows = head_row(m.types)
         for a, row in zip(m.types, results):
             cells = []
-            for b, r in zip(m.types, row):
-                tip = f"{a} {m.op} {b} → {r if r is not None else 'refused'}"
-                cells.append(f'<td class="cell k-{kind_of(r)}{_weak(r)}" title="{esc(tip)}">{esc(shown(r))}</td>')
+            for b, (r, gone) in zip(m.types, row):
+                tip = f"{a} {m.op} {b} → {answer_words(r, gone)}"
+                cells.append(f'<td class="cell k-{kind_of(r, gone)}{_weak(r)}" title="{esc(tip)}">'
+                             f'{esc(shown(r, gone))}</td>')
             rows.append(f"<tr>{row_head(a)}{''.join(cells)}</tr>")
         rows.append("</tbody></table>")
-        sub = f"rows: left operand a · columns: right operand b · {REFUSED_GLYPH} refused"
-        return page(matrix_title(m), sub, rows, legend_items([r for row in results for r in row]))
+        sub = f"rows: left operand a · columns: right operand b · {marks_words(m)}"
+        return page(matrix_title(m), sub, rows, legend_items([c for row in results for c in row]))
 
     def diff(self, d) -> str:
         cells = cells_by_pair(d)
@@ -127,14 +138,14 @@ class Html(Format):
                                "</td>")
                     continue
                 tip = f"{a} {d.op} {b}: " + ", ".join(
-                    f"{h} → {r if r is not None else 'refused'}" for h, r in zip(heads, results))
-                sides = "".join(f'<span class="side k-{kind_of(r)}{_weak(r)}" title="{esc(h)}">{esc(shown(r))}</span>'
-                                for h, r in zip(heads, results))
+                    f"{h} → {answer_words(r, gone)}" for h, (r, gone) in zip(heads, results))
+                sides = "".join(f'<span class="side k-{kind_of(r, gone)}{_weak(r)}" title="{esc(h)}">'
+                                f'{esc(shown(r, gone))}</span>' for h, (r, gone) in zip(heads, results))
                 out.append(f'<td class="cell differ" title="{esc(tip)}">{sides}</td>')
             rows.append(f"<tr>{row_head(a)}{''.join(out)}</tr>")
         rows.append("</tbody></table>")
         order = " · ".join(f"line {i + 1}: {h}" for i, h in enumerate(heads))
-        legend = legend_items([r for rs in cells.values() for r in rs])
+        legend = legend_items([c for rs in cells.values() for c in rs])
         legend.append(f'<li><i class="differ"></i>differs: {esc(" / ".join(heads))}</li>')
         legend.append('<li><i class="same"></i>same on every side</li>')
         return page(diff_title(d), f"differing cells outlined, one line per side ({order})", rows, legend)

@@ -1,6 +1,6 @@
 """Output formats: one small module per format behind one interface.
 
-    from promote_cli.cli import formats
+    from promote_cli import formats
     out = formats.get("csv")            # text, json, csv, markdown, rich (`color=True` for colour,
                                         # `width=N` to fit matrices into N columns)
     formats.emit(out.matrix(m))         # the payload, on stdout
@@ -47,19 +47,30 @@ from promote_cli.errors import UsageError, one_line  # noqa: F401  (re-exported:
 from promote_cli.records import Record, factory
 
 NAMES = ("text", "json", "csv", "markdown", "rich", "svg", "html", "dot", "mermaid")
-REFUSED_TEXT = "-"
-REFUSED_MARKDOWN = "×"
+#: a refused cell in text, in markdown and rich (and the pictures), in csv
+REFUSED_TEXT, REFUSED_MARKDOWN, REFUSED_CSV = "-", "×", ""
+#: a cell of an operand the framework lacks (a type it does not have, a form it has no rules for), in every format
+ABSENT = "n/a"
+
+
+class Section(Record):
+    """A titled block of a listing's details: `lines` (an option, a setting) then `bullets` (notes)."""
+
+    title: str
+    lines: list[str] = factory(list)
+    bullets: list[str] = factory(list)
 
 
 class Records(Record):
     """A listing: `rows` (strings, under `header`) for the tabular formats, `data` (JSON values) for json;
-    `details` are extra lines the text format prints after the table (e.g. `frameworks -v`)."""
+    `details` are `Section`s that text, markdown and rich print after the table (e.g. `frameworks -v`; json
+    has them in `data`, csv is the table alone)."""
 
     title: str
     header: list[str]
     rows: list[list[str]]
     data: object
-    details: list[str] = factory(list)
+    details: list[Section] = factory(list)
 
 
 class Format:
@@ -67,6 +78,7 @@ class Format:
 
     name = ""
     summarises = False  # whether `diff` holds the diff's summary (else the command prints it on stderr)
+    unanswered = "the `error:` lines"  # where a batch's lines that could not be answered are, in its output
 
     def __init__(self, color: bool = False, width: int | None = None):
         self.color = color
@@ -190,9 +202,21 @@ DIFF_KINDS = {"different_results": "with different results",
               "type_absent": "with a type a side lacks"}
 
 
+def word(value) -> str:
+    """An option's value (a JSON value in every payload) as a user types it: `true`/`false`, a name, a number."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def option_words(options: dict) -> str:
+    """Option values as `KEY=VALUE, ...` ("" for none)."""
+    return ", ".join(f"{k}={word(v)}" for k, v in options.items())
+
+
 def diff_options(d) -> str:
     """The options a diff gave every side (`-O`), as `KEY=VALUE, ...` ("" for none)."""
-    return ", ".join(f"{k}={v}" for k, v in getattr(d, "options", {}).items())
+    return option_words(getattr(d, "options", {}))
 
 
 def diff_head(d) -> str:
@@ -222,5 +246,28 @@ def cell_lines(o) -> list[str]:
     return [f"{c.a} {c.b}: {c.why}" for c in o.cells]
 
 
-def shown(result: str | None, refused: str) -> str:
-    return result if result is not None else refused
+def shown(result: str | None, refused: str, lacking: bool = False) -> str:
+    """A cell's text: its result, else `ABSENT` where the framework lacks an operand, else the format's `refused`."""
+    if result is not None:
+        return result
+    return ABSENT if lacking else refused
+
+
+def matrix_rows(m, refused: str) -> list[list[str]]:
+    """A matrix's cells as text, a row per left operand (`shown`)."""
+    return [[shown(r, refused, gone) for r, gone in zip(row, lacks)] for row, lacks in zip(m.results(), m.lacking())]
+
+
+def diff_rows(d, refused: str) -> list[list[str]]:
+    """A diff's rows as text: `a`, `b`, then each side's cell (`shown`)."""
+    return [[x["a"], x["b"], *(shown(x[f], refused, gone) for f, gone in zip(d.frameworks, d.lacking(x)))]
+            for x in d.differences]
+
+
+def legend(marks: set[str], refused: str, what: str) -> str:
+    """The marks of the cells that are not results, in words ("" when `marks` has neither): for formats with a
+    legend (rich)."""
+    parts = [f"{refused} refused"] if refused in marks else []
+    if ABSENT in marks:
+        parts.append(f"{ABSENT}: {what} has no such type (or operand form)")
+    return "   ".join(parts)

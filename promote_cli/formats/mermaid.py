@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from promote_cli.cli.formats import Format
-from promote_cli.cli.formats.kinds import FILL, kind_of, kinds, one_line
+from promote_cli.formats import Format
+from promote_cli.formats.kinds import FILL, NO_RESULT, kind_of, kinds, one_line
 
 
 def label(text: str) -> str:
@@ -22,7 +22,7 @@ class Mermaid(Format):
             shape = f"([{label(n)}])" if n in o.weak or n.startswith(("py:", "weak:")) else f"[{label(n)}]"
             lines.append(f"  {ids[n]}{shape}")
         lines += [f"  {ids[a]} --> {ids[b]}" for a, b in o.edges]
-        for k in kinds()[:-1]:  # refused is no node's kind
+        for k in (k for k in kinds() if k not in NO_RESULT):  # a node has a result's kind
             lines.append(f"  classDef {k.replace(' ', '_')} fill:{FILL[k]},stroke:#555,color:#000")
         lines.append("  classDef weak stroke-dasharray:5 5")
         by_kind: dict = {}

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from promote_cli.cli.formats import (
+from promote_cli.formats import (
     REFUSED_TEXT,
     Format,
     Records,
     cell_lines,
     corner,
+    diff_rows,
     grid,
+    matrix_rows,
     one_line,
-    shown,
+    option_words,
     side_heads,
     slices,
+    word,
 )
 
 
@@ -29,7 +32,7 @@ class Text(Format):
         return ans.result if ans.result is not None else f"error: {one_line(ans.refusal or '')}"
 
     def matrix(self, m) -> str:
-        rows = [[a] + [shown(r, REFUSED_TEXT) for r in row] for a, row in zip(m.types, m.results())]
+        rows = [[a] + row for a, row in zip(m.types, matrix_rows(m, REFUSED_TEXT))]
         header = [corner(m)] + m.types
         if self.width is None:
             return grid(header, rows)
@@ -43,12 +46,12 @@ class Text(Format):
     def diff(self, d) -> str:
         if not d.differences:
             return ""
-        rows = [[x["a"], x["b"], *(shown(x[f], REFUSED_TEXT) for f in d.frameworks)] for x in d.differences]
-        return grid(["a", "b", *side_heads(d)], rows)
+        return grid(["a", "b", *side_heads(d)], diff_rows(d, REFUSED_TEXT))
 
     def records(self, r: Records) -> str:
-        text = grid(r.header, r.rows)
-        return text + "".join(f"{line}\n" for line in r.details)
+        lines = [line for sec in r.details
+                 for line in ["", sec.title, *(f"  {x}" for x in sec.lines), *(f"  - {x}" for x in sec.bullets)]]
+        return grid(r.header, r.rows) + "".join(f"{line}\n" for line in lines)
 
     def report(self, r, limit: int) -> str:
         lines = [m.line() for m in r.mismatches]
@@ -182,7 +185,7 @@ def explanation_lines(x) -> list[str]:
     elif x.reason:
         out.append(f"  reason: {x.reason}")
     if x.options:
-        out.append("  options: " + ", ".join(f"{k}={v}" for k, v in x.options.items()))
+        out.append("  options: " + option_words(x.options))
     by_option: dict = {}
     for alt in x.alternatives:
         by_option.setdefault(alt.option, []).append(alt)
@@ -191,7 +194,7 @@ def explanation_lines(x) -> list[str]:
     for name, alts in by_option.items():
         groups: dict = {}
         for alt in alts:
-            groups.setdefault(alt.result, []).append(alt.value)
+            groups.setdefault(alt.result, []).append(word(alt.value))
         for result, values in groups.items():
             same = " (as now)" if result == x.result else ""
             out.append(f"    {name}={'|'.join(values)} -> {_outcome(result)}{same}")
@@ -207,7 +210,7 @@ _CASES = {"commutative": ("pairs", "depend on the operands' order", "in one orde
 
 def check_lines(x) -> list[str]:
     """`promote check` as lines: what was checked, each property's verdict with counterexamples, the claims."""
-    opts = ", ".join(f"{k}={str(v).lower() if isinstance(v, bool) else v}" for k, v in x.options.items()) or "none"
+    opts = option_words(x.options) or "none"
     forms = "tensors" if x.forms == ["tensor"] else ", ".join(x.forms)
     out = [f"{x.framework}@{x.version}: {len(x.operands)} operands ({forms}); ops {', '.join(x.ops)}; options {opts}"]
     out += [f"  {form}: not checked: {why}" for form, why in x.skipped_forms.items()]
