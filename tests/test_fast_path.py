@@ -200,7 +200,8 @@ START_UP = {"click", "dataclasses", "inspect", "ast", "tomllib", "hashlib", "dif
 
 
 @pytest.mark.parametrize("argv", [["query", "i8", "u8", "-f", "openvino", "-O", "promote_unsafe=true"],
-                                  ["query", "i8", "u8", "f16", "-f", "paddle", "--op", "/", "--format", "json"]])
+                                  ["query", "i8", "u8", "f16", "-f", "paddle", "--op", "/", "--format", "json"],
+                                  ["query", "i8", "u8", "-f", "openvino:promote_unsafe=true"]])
 def test_a_query_imports_neither_numpy_nor_rich_nor_click_nor_a_parser(argv):
     _modules_of_a_query(argv)  # warms the caches
     loaded = _modules_of_a_query(argv)
