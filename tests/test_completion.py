@@ -110,7 +110,7 @@ try() { COMP_WORDS=("$@"); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMPREPLY=()
         _promote_completion promote 2>/dev/null; printf '%s\n' "${COMPREPLY[@]}"; printf '%s\n' '--'; }
 try promote query i8 u8 -f tosa --op '*'
 try promote table -f tosa --op ''
-try promote query -f paddle@
+try promote query -f paddle @
 try promote query i8 py : i
 try promote query weak : f1
 """
@@ -133,7 +133,7 @@ def test_bash_itself_never_expands_an_offered_op_into_file_names(tmp_path):
     ops = every.split()
     assert "'*'" in ops and "add" in ops and "'<<'" in ops
     assert {shlex.split(op)[0] for op in ops} == set(promote_cli.load("tosa").op_index)
-    assert versions.split() == ["paddle@2.6", "paddle@3.3"]
+    assert versions.split() == ["2.6", "3.3"]  # bash replaces what follows the `@`
 
 
 def test_options_complete_their_names_then_their_values():
@@ -156,6 +156,13 @@ def test_options_come_from_the_framework_in_the_environment(monkeypatch):
     monkeypatch.setenv("PROMOTE_FRAMEWORK", "tensorflow")
     assert values("query", "i8", "u8", "-O", "") == ["dtype_conversion_mode=", "prefer_float32="]
     assert values("check", "-O", "dtype_conversion_mode=a") == ["dtype_conversion_mode=all"]
+
+
+def test_a_framework_with_its_options_completes_as_a_diff_side_does():
+    assert values("query", "-f", "openvino:pro") == ["openvino:promote_unsafe="]
+    assert values("query", "i8", "u8", "-f", "jax:x64=true", "-O", "numpy_dtype_promotion=s") == [
+        "numpy_dtype_promotion=standard", "numpy_dtype_promotion=strict"]
+    assert "add" in values("query", "i8", "u8", "-f", "numpy:x=1", "--op", "a")
 
 
 def test_diff_sides_complete_names_then_their_options():
@@ -223,3 +230,84 @@ def test_the_bash_script_leaves_no_space_after_a_name_that_takes_more():
     out = subprocess.run([sys.executable, "-m", "promote_cli"], env=env, capture_output=True, text=True,
                          check=True).stdout
     assert out.splitlines() == ["nospace,weak:"]
+
+
+def test_a_version_after_the_at_sign_bash_split_off_completes():
+    from promote_cli.cli.options import rejoin
+
+    # `-f paddle@<Tab>`: bash's COMP_WORDBREAKS holds `@`, so the words are `paddle` and `@`, and readline
+    # replaces what follows the `@`
+    assert rejoin(["query", "-f", "paddle"], "@") == (["query", "-f"], "paddle@", "paddle@")
+    assert rejoin(["query", "-f", "array-api", "@"], "202") == (["query", "-f"], "array-api@202", "array-api@")
+    # the script says which pieces the line had no space before: `--op @` (matmul) stays two words
+    assert rejoin(["query", "i8", "u8", "--op"], "@", "00000") == (["query", "i8", "u8", "--op"], "@", "@")
+    assert rejoin(["query", "-f", "paddle"], "@", "0001") == (["query", "-f"], "paddle@", "paddle@")
+    assert rejoin(["-O", "x64"], "=", "001") == (["-O"], "x64=", "x64=")
+    assert rejoin(["-O", "x64"], "=", "0") == (["-O"], "x64=", "x64=")  # flags that do not fit: as without them
+
+
+def bash_typed(tmp_path, *lines: str) -> list[list[str]]:
+    """What bash offers for each line when it is typed at an interactive bash and Tab pressed: bash itself
+    splits the line into COMP_WORDS (at its COMP_WORDBREAKS) and runs the script `_PROMOTE_COMPLETE=bash_source
+    promote` prints. A wrapper around the script's function records COMPREPLY."""
+    import pty
+    import select
+    import time
+
+    bash = shutil.which("bash")
+    assert bash, "bash is needed to check what bash makes of the completions"
+    bindir = Path(sys.executable).parent
+    env = {k: v for k, v in os.environ.items() if k not in ("PROMOTE_FRAMEWORK", "BASH_ENV", "ENV")}
+    env.update(PATH=f"{bindir}{os.pathsep}{os.environ.get('PATH', '')}", PS1="$ ", TERM="dumb", INPUTRC="/dev/null")
+    record = tmp_path / "offered.txt"
+    to_record = f'printf "%s\\n" "${{COMPREPLY[@]}}" -- >> {shlex.quote(str(record))}'
+    setup = ('eval "$(_PROMOTE_COMPLETE=bash_source promote)"\n'
+             f"_rec() {{ _promote_completion \"$@\"; {to_record}; }}\n"
+             "complete -o nosort -F _rec promote\n")
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: an interactive bash on the pseudo-terminal
+        os.chdir(tmp_path)
+        os.execve(bash, [bash, "--norc", "--noprofile", "-i"], env)
+
+    def drain(seconds: float) -> None:
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            if select.select([fd], [], [], 0.05)[0]:
+                try:
+                    os.read(fd, 65536)
+                except OSError:
+                    return
+
+    def answered() -> int:
+        return record.read_text().count("--\n") if record.exists() else 0
+
+    try:
+        os.write(fd, setup.encode())
+        drain(0.5)
+        for number, line in enumerate(lines, 1):
+            os.write(fd, line.encode() + b"\t")
+            deadline = time.monotonic() + 30
+            while answered() < number and time.monotonic() < deadline:
+                drain(0.05)
+            os.write(fd, b"\x15")  # readline's unix-line-discard: the next line starts empty
+            drain(0.1)
+        os.write(fd, b"exit\n")
+        drain(0.2)
+    finally:
+        os.close(fd)
+        os.waitpid(pid, 0)
+    return [part.split() for part in record.read_text().split("--\n")[:-1]] if record.exists() else []
+
+
+def test_bash_completes_what_is_typed_at_its_prompt(tmp_path):
+    got = bash_typed(
+        tmp_path,
+        "promote query -f paddle@",
+        "promote query -f array-api@202",
+        "promote table --diff cann Paddle@3",  # the name as typed, the version completed
+        "promote query i8 u8 -f openvino -O promote_unsafe=t",
+        "promote table --diff cann openvino:promote_unsafe=true,py",
+        "promote query i8 py:f",
+    )
+    versions = sorted(x.partition("@")[2] for x in promote_cli.framework_names() if x.startswith("array-api@202"))
+    assert got == [["2.6", "3.3"], versions, ["3.3"], ["true"], ["true,pytorch_scalar_promotion="], ["float"]]

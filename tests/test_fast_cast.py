@@ -275,24 +275,36 @@ def test_a_simple_cast_writes_what_it_says(compared):
     assert (fast[8]["code"], fast[9]["code"]) == (2, 2)
 
 
-def test_the_fast_path_knows_the_click_commands_options_as_they_are():
-    """Every option the fast path takes is the Click command's, with its choices and the same parameter; so
-    that a value the command refuses is never taken here (a new choice there is only left to Click)."""
+@pytest.mark.parametrize("module, declared", [("cast", "CAST"), ("query", "QUERY")])
+def test_the_click_commands_are_built_from_the_declarations_the_fast_path_reads(module, declared):
+    """Every option of `cast` and `query` is its declaration in cli/definition.py (the one the fast path reads):
+    the same words, parameter, choices, bounds, default and repetition; so a value the command refuses is
+    never taken without it."""
+    import importlib
+
     import click
 
-    from promote_cli.cli import fast
-    from promote_cli.cli.commands.cast import cast
+    from promote_cli.cli import definition
 
-    params = {p.name: p for p in cast.params}
-    for word, name in {**fast.CAST_OPTIONS, **fast.CAST_FLAGS}.items():
-        assert word in params[name].opts, (word, name)
-    flags = {name for name, p in params.items() if isinstance(p, click.Option) and p.is_flag}
-    assert flags == set(fast.CAST_FLAGS.values())
-    assert set(params) == {"inputs", *fast.CAST_OPTIONS.values(), *fast.CAST_FLAGS.values()}  # each option known
-    for name, choices in fast.CAST_CHOICES.items():
-        assert tuple(params[name].type.choices) == choices, name
-    assert params["jobs"].type.min == 1 and params["fail_on"].multiple and params["inputs"].required
-    assert params["to"].required and params["mode"].default == "tosa" and params["fmt"].default == "text"
+    command = getattr(importlib.import_module(f"promote_cli.cli.commands.{module}"), module)
+    spec = getattr(definition, declared)
+    params = {p.name: p for p in command.params}
+    assert list(params) == [spec.argument.name, *(o.name for o in spec.options)]
+    assert params[spec.argument.name].required == spec.argument.required
+    for option in spec.options:
+        param = params[option.name]
+        assert set(param.opts) | set(param.secondary_opts) == set(option.words), option.name
+        assert param.is_flag == option.flag and param.required == option.required
+        assert param.envvar == option.envvar and param.help == option.help
+        assert param.multiple == (option.multiple or option.once)
+        if option.choices is not None:
+            assert isinstance(param.type, click.Choice) and tuple(param.type.choices) == option.choices
+        if option.minimum is not None:
+            assert param.type.min == option.minimum
+        if option.default is not None:
+            assert param.default == option.default and param.show_default, option.name
+        elif not option.flag:
+            assert not isinstance(param.default, (str, int, tuple)) or param.default == (), option.name
 
 
 def _modules_of_a_cast(argv: list[str], cwd) -> set[str]:

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import promote_cli
 from promote_cli import formats
-from promote_cli.cli.arguments import parse_options, require_framework
+from promote_cli.cli.arguments import framework_options
 from promote_cli.errors import EXIT_NO, EXIT_OK, UsageError, one_line
 
 
-def printed(framework: str | None, operands, op: str, option_pairs, fmt: str) -> tuple[str, str | None, int]:
-    """(stdout text, the stderr line or None, exit code) of one query; PromoteError when it cannot be asked."""
-    framework = require_framework(framework)
-    opts = parse_options(option_pairs)
+def printed(framework: str | None, operands, op: str, options, fmt: str) -> tuple[str, str | None, int]:
+    """(stdout text, the stderr line or None, exit code) of one query (`options`: the `-O KEY=VALUE` words);
+    PromoteError when it cannot be asked."""
+    framework, opts = framework_options(framework, options)
     out = formats.get(fmt)
     if len(operands) < 2:
         raise UsageError("query takes two operands (or more): promote query A B [C ...] -f FRAMEWORK")

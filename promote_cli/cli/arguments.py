@@ -1,5 +1,5 @@
-"""The values of the shared options, parsed (no Click here: `options.py` declares the options, and the
-fast `promote query` path in `fast.py` parses the same values with these functions)."""
+"""The values of the shared options, parsed (no Click here: `definition.py` declares the options, `options.py`
+builds Click's from it, and the Click-free path in `fast.py` parses the same values with these functions)."""
 
 from __future__ import annotations
 
@@ -39,6 +39,41 @@ def require_framework(framework: str | None) -> str:
     if not framework:
         raise UsageError("which framework? give -f NAME (see `promote frameworks`)")
     return framework
+
+
+def framework_options(framework: str | None, pairs=()) -> tuple[str, dict]:
+    """`-f NAME[@VERSION][:KEY=VALUE,...]` and the `-O KEY=VALUE` pairs: the ruleset's name and every option
+    (a `--diff` side's syntax, `promote_cli.parse_side`). UsageError for no framework, a malformed option, or a
+    key that `-f` and `-O` give different values."""
+    import promote_cli
+
+    label, name, own = promote_cli.parse_side(require_framework(framework))
+    options = parse_options(pairs)
+    for key, value in own.items():
+        if options.get(key, value) != value:
+            raise UsageError(f"-f {label} and -O {key}={options[key]} give {key} two values; give it once")
+    return name, {**options, **own}
+
+
+def framework_alone(framework: str | None, command: str) -> str | None:
+    """`-f NAME[@VERSION]` of a command that takes no ruleset options (None when not given); UsageError for
+    options given with the name."""
+    if framework is None:
+        return None
+    import promote_cli
+
+    label, name, own = promote_cli.parse_side(framework)
+    if own:
+        raise UsageError(f"{command} takes no ruleset options: -f {name}, not -f {label}")
+    return name
+
+
+def given_once(words: tuple[str, ...], values) -> str | None:
+    """The value of an option that may be given once (None when it is not given); UsageError when repeated."""
+    if len(values) > 1:
+        spelled = "/".join(sorted(words, key=len))
+        raise UsageError(f"{spelled} given {len(values)} times ({', '.join(values)}); give it once")
+    return values[0] if values else None
 
 
 def color_wanted(color: str) -> bool:

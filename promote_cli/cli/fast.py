@@ -1,21 +1,18 @@
 """`promote query` and `promote cast` without Click, for the invocations scripts make thousands of times.
 
-The console script asks `run(argv)` first. It takes only these shapes, the options anywhere among the
-operands or inputs, each option and its value as two words:
-
-    query A B [C ...] [-f|--framework FW] [--op OP] [-O|--option KEY=VALUE]... [--format text|json]
-    cast IN... --to T [-o|--output OUT] [--from F] [--mode tosa|extended] [--saturate] [--force]
-         [--format text|json] [--fail-on overflow|inexact|nan]... [-j|--jobs N]
-
-(`-f` may be left to `$PROMOTE_FRAMEWORK`, as the Click option allows). It prints what the Click command
-prints by calling the same function (`answer.printed`; `casting.cast`). Anything else returns None before
-anything is done, and the Click group then handles the whole invocation: another command, help, `--batch`,
-shell completion, an option given twice or spelled another way (`-fcann`, `--op=add`, `-j2`), a value, an
-operand or an input that begins with `-`, a value that is not one of the option's choices (`--jobs 0`),
-standard streams that are not UTF-8 (Click re-encodes those), and every error of a query (the question is
-asked again there and reported as the contract says). A cast, once begun, reports its own errors as the
-Click command does. `tests/test_fast_path.py` and `tests/test_fast_cast.py` run many invocations both
-ways and compare stdout, stderr, the exit code (and a cast's files) byte for byte.
+The console script asks `run(argv)` first. It takes the options `definition.py` declares for `query` and
+`cast` (the declarations the Click commands are built from), anywhere among the operands or inputs, each
+option and its value as two words (`query i8 u8 -f cann --op add`, `cast w.npy --to f16 -j 2`); an option
+with an environment variable (`-f`) may be left to it, as the Click option allows. It prints
+what the Click command prints by calling the same function (`answer.printed`; `casting.cast`), and reports
+every error of the question as the Click group does (one line, the same words, the same exit code), never
+asking it again. Anything else returns None before anything is done, and the Click group then handles the
+whole invocation: another command, help, `--batch`, shell completion, an option given twice (except one
+that may be given only once: that is an error reported here) or spelled another way (`-fcann`, `--op=add`,
+`-j2`), a value, an operand or an input that begins with `-`, a value the option does not take (`--format
+csv`, `--jobs 0`), a required option or argument missing, and standard streams that are not UTF-8 (Click
+re-encodes those). `tests/test_fast_path.py` and `tests/test_fast_cast.py` run many invocations both ways
+and compare stdout, stderr, the exit code (and a cast's files) byte for byte.
 """
 
 from __future__ import annotations
@@ -23,97 +20,82 @@ from __future__ import annotations
 import os
 import sys
 
-from promote_cli.cli import streams
+from promote_cli.cli import definition, streams
+from promote_cli.cli.arguments import given_once
 from promote_cli.errors import EXIT_USAGE, PromoteError, one_line
 
-#: each option this path knows: the parameter it sets
-OPTIONS = {"-f": "framework", "--framework": "framework", "--op": "op", "--format": "fmt",
-           "-O": "option_pairs", "--option": "option_pairs"}
-FORMATS = ("text", "json")
-FRAMEWORK_VARIABLE = "PROMOTE_FRAMEWORK"
 COMPLETION_VARIABLE = "_PROMOTE_COMPLETE"  # Click's shell completion for a program named `promote`
 
-#: each option of `cast` this path knows that takes a value: the parameter it sets
-CAST_OPTIONS = {"--to": "to", "-o": "output", "--output": "output", "--from": "from_", "--mode": "mode",
-                "--format": "fmt", "--fail-on": "fail_on", "-j": "jobs", "--jobs": "jobs"}
-#: the flags of `cast` (no value)
-CAST_FLAGS = {"--saturate": "saturate", "--force": "force"}
-#: the values the Click command's choices allow
-CAST_CHOICES = {"mode": ("tosa", "extended"), "fmt": ("text", "json"), "fail_on": ("overflow", "inexact", "nan")}
+#: the options of a declared command that only its Click command handles
+LEFT_TO_CLICK = {"query": {"batch"}}
 
 
-def _words(argv: list[str], given: dict, options: dict, flags: dict | None = None,
-           choices: dict | None = None) -> list[str] | None:
-    """The positional words of `argv`, filling `given` from its options (`options`: the word -> the parameter,
-    its value the next word; a parameter whose `given` value is a list may repeat; `flags`: the word -> the
-    parameter set True; `choices`: the values a parameter allows). None for anything the Click path must
-    handle: an unknown option, one given twice, a value missing, beginning with `-` or not among the choices."""
-    flags, choices = flags or {}, choices or {}
+def _words(argv: list[str], given: dict, options: dict) -> list[str] | None:
+    """The positional words of `argv`, filling `given` (each option's empty value) from its options (`options`:
+    each word -> its declaration). None for anything the Click path must handle: an unknown option, one given
+    twice, a value missing, beginning with `-` or not among the choices. A repeated option that may be given
+    only once is a UsageError."""
     positional = []
     words = iter(argv)
     for word in words:
         if not word.startswith("-"):
             positional.append(word)
             continue
-        flag = flags.get(word)
-        if flag is not None:
-            if given[flag]:
+        option = options.get(word)
+        if option is None:
+            return None
+        if option.flag:
+            if given[option.name]:
                 return None
-            given[flag] = True
+            given[option.name] = True
             continue
-        name = options.get(word)
         value = next(words, None)
-        if name is None or value is None or value.startswith("-"):
+        if value is None or value.startswith("-"):
             return None
-        if name in choices and value not in choices[name]:
+        if option.choices is not None and value not in option.choices:
             return None
-        if isinstance(given[name], list):
-            given[name].append(value)
-        elif given[name] is not None:
+        if option.multiple or option.once:
+            given[option.name].append(value)
+        elif given[option.name] is not None:
             return None
         else:
-            given[name] = value
+            given[option.name] = value
     return positional
 
 
-def recognise(argv: list[str], environ) -> dict | None:
-    """The arguments of `answer.printed` for an invocation of one of the shapes above, else None."""
-    if len(argv) < 3 or argv[0] != "query" or COMPLETION_VARIABLE in environ:
-        return None
-    given: dict = {"framework": None, "op": None, "fmt": None, "option_pairs": []}
-    operands = _words(argv[1:], given, OPTIONS, choices={"fmt": FORMATS})
-    if operands is None:
-        return None
-    if given["framework"] is None:
-        given["framework"] = environ.get(FRAMEWORK_VARIABLE) or None
-        if given["framework"] is None:
+def _value(option: definition.Option, value, environ):
+    """An option's value once its words are read: the environment's or the default when not given; an integer
+    for an option with a minimum (None: not one Click would take)."""
+    if option.once:
+        value = given_once(option.words, value)
+    if value is None and option.envvar is not None:
+        value = environ.get(option.envvar) or None
+    if value is None:
+        return option.default
+    if option.minimum is not None:
+        if not (value.isascii() and value.isdigit()) or int(value) < option.minimum:
             return None
-    if given["fmt"] is None:
-        given["fmt"] = "text"
-    if given["op"] is None:
-        given["op"] = "add"
-    given["operands"] = tuple(operands)
-    return given
+        return int(value)
+    return tuple(value) if option.multiple else value
 
 
-def recognise_cast(argv: list[str], environ) -> dict | None:
-    """The arguments of `casting.cast` for an invocation of the cast shape above, else None."""
-    if len(argv) < 4 or argv[0] != "cast" or COMPLETION_VARIABLE in environ:
+def recognise(command: definition.Command, argv: list[str], environ) -> dict | None:
+    """The parameters of `command` (by their declared names) for an invocation the Click command would take the
+    same way, else None; a UsageError for one the Click command refuses with the same words."""
+    if argv[:1] != [command.name] or COMPLETION_VARIABLE in environ:
         return None
-    given: dict = {"to": None, "output": None, "from_": None, "mode": None, "saturate": False, "force": False,
-                   "fmt": None, "fail_on": [], "jobs": None}
-    inputs = _words(argv[1:], given, CAST_OPTIONS, CAST_FLAGS, CAST_CHOICES)
-    if not inputs or given["to"] is None:
+    left = LEFT_TO_CLICK.get(command.name, ())
+    declared = [o for o in command.options if o.name not in left]
+    given: dict = {o.name: o.empty() for o in declared}
+    positional = _words(argv[1:], given, {word: o for o in declared for word in o.words})
+    if positional is None or (command.argument.required and not positional):
         return None
-    if given["jobs"] is not None:
-        if not (given["jobs"].isascii() and given["jobs"].isdigit()) or int(given["jobs"]) < 1:
-            return None
-        given["jobs"] = int(given["jobs"])
-    given["mode"] = given["mode"] or "tosa"
-    given["fmt"] = given["fmt"] or "text"
-    given["inputs"] = tuple(inputs)
-    given["fail_on"] = tuple(given["fail_on"])
-    return given
+    call = {command.argument.name: tuple(positional)}
+    for option in declared:
+        call[option.name] = _value(option, given[option.name], environ)
+        if call[option.name] is None and (option.required or (option.minimum is not None and given[option.name])):
+            return None  # missing, or a number Click refuses: Click's own words
+    return call
 
 
 def _utf8(stream) -> bool:
@@ -123,64 +105,46 @@ def _utf8(stream) -> bool:
 
 def run(argv: list[str]) -> int | None:
     """The exit code of a query or a cast this path did (its output written), or None: ask Click."""
-    if argv[:1] == ["cast"]:
-        return _cast(argv)
-    call = recognise(argv, os.environ)
-    if call is None or not _utf8(sys.stdout) or not _utf8(sys.stderr):
+    if not _utf8(sys.stdout) or not _utf8(sys.stderr):
         return None
-    from promote_cli.cli import answer
+    command = definition.CAST if argv[:1] == ["cast"] else definition.QUERY
+    try:
+        call = recognise(command, argv, os.environ)
+        if call is None:
+            return None
+        streams.tolerant()
+        if command is definition.CAST:
+            from promote_cli.cli import casting
 
-    try:
-        text, diagnostic, code = answer.printed(**call)
+            return casting.cast(**call)
+        return _query(call)
     except KeyboardInterrupt:
-        sys.stderr.write("\npromote: aborted\n")  # as the Click group reports an interruption
-        return 130
-    except Exception:  # noqa: BLE001 - every error is reported by the Click path, which asks again
-        return None
-    streams.tolerant()
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-        if diagnostic is not None:
-            sys.stderr.write(diagnostic + "\n")
-            sys.stderr.flush()
+        return _said("\npromote: aborted\n", 130)  # as the Click group reports an interruption
     except BrokenPipeError:
         return streams.reader_gone()
-    except Exception as exc:  # noqa: BLE001 - writing failed (a full disk): one line, as the Click group says it
-        try:
-            sys.stderr.write(f"promote: {one_line(streams.failure(exc))}\n")
-            sys.stderr.flush()
-        except OSError:
-            pass
-        return EXIT_USAGE
-    return code
-
-
-def _cast(argv: list[str]) -> int | None:
-    """A cast of the common shape, run as the Click command runs it (errors reported as the Click group
-    reports what escapes a command); None for any other."""
-    call = recognise_cast(argv, os.environ)
-    if call is None or not _utf8(sys.stdout) or not _utf8(sys.stderr):
-        return None
-    streams.tolerant()
-    try:
-        from promote_cli.cli import casting
-
-        return casting.cast(**call)
-    except KeyboardInterrupt:
-        return _said("\npromote: aborted\n", 130)
-    except BrokenPipeError:
-        return streams.reader_gone()
-    except PromoteError as exc:
+    except PromoteError as exc:  # as the Click group reports what escapes a command
         lines = getattr(exc, "context_lines", None)
         return _said("".join(f"{line}\n" for line in [f"promote: {one_line(str(exc))}", *(lines() if lines else ())]),
                      exc.exit_code)
-    except Exception as exc:  # noqa: BLE001 - a bug of ours: one line, the traceback on request
+    except Exception as exc:  # noqa: BLE001 - a bug of ours, or standard output that cannot be written: one line
         if os.environ.get("PROMOTE_DEBUG"):
             import traceback
 
             traceback.print_exc()
         return _said(f"promote: {one_line(streams.failure(exc))}\n", EXIT_USAGE)
+
+
+def _query(call: dict) -> int:
+    """A query of the common shape, printed as the Click command prints it; its exit code."""
+    from promote_cli.cli import answer
+
+    text, diagnostic, code = answer.printed(**call)
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    if diagnostic is not None:
+        sys.stderr.write(diagnostic + "\n")
+        sys.stderr.flush()
+    return code
 
 
 def _said(text: str, code: int) -> int:

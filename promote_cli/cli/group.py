@@ -40,7 +40,7 @@ COMMANDS = {
 }
 
 
-add_completion_class(BashComplete)  # bash's words split at `:` and `=` completed whole
+add_completion_class(BashComplete)  # bash's words split at `:`, `=` and `@` completed whole
 
 
 class PromoteGroup(click.Group):

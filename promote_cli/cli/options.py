@@ -7,9 +7,13 @@ import click
 from click.shell_completion import BashComplete as _BashComplete
 from click.shell_completion import CompletionItem, get_completion_class
 
+from promote_cli.cli import definition
 from promote_cli.cli.arguments import (  # noqa: F401  (the commands import them from here)
     MAX_TYPES,
     color_wanted,
+    framework_alone,
+    framework_options,
+    given_once,
     parse_options,
     parse_types,
     require_framework,
@@ -22,7 +26,11 @@ def _complete_framework(ctx, param, incomplete):
     import promote_cli as api
 
     low = incomplete.lower()
-    return [CompletionItem(x) for x in api.framework_names() if x.lower().startswith(low)]
+    try:
+        names = api.framework_names()
+    except api.PromoteError:  # completion never fails: a PROMOTE_RULES_PATH that is wrong completes nothing
+        return []
+    return [CompletionItem(x) for x in names if x.lower().startswith(low)]
 
 
 #: the operand forms a dtype can take (the contract's `DTYPE?` is left out: a shell globs `?`)
@@ -69,27 +77,22 @@ def shell_word(text: str) -> str:
 
 def _complete_op(ctx, param, incomplete):
     """The ops of the framework given with -f (API names and operator symbols, the symbols quoted)."""
-    import promote_cli as api
-
-    fw = ctx.params.get("framework")
-    if not fw:
-        return []
-    try:
-        rs = api.load(fw)
-    except Exception:  # completion never fails: a broken name or file completes nothing
+    rs = _loaded(ctx.params.get("framework"))
+    if rs is None:
         return []
     typed = incomplete.strip("'\"")
     return [CompletionItem(shell_word(o)) for o in rs.op_index if o.startswith(typed)]
 
 
 def _loaded(spec: str | None):
-    """The ruleset a name on the command line loads, or None (completion never fails)."""
+    """The ruleset a name on the command line loads (`NAME[@VERSION][:KEY=VALUE,...]`), or None (completion
+    never fails)."""
     import promote_cli as api
 
     if not spec:
         return None
     try:
-        return api.load(spec)
+        return api.load(spec.partition(":")[0])
     except Exception:  # a broken name or rule file completes nothing
         return None
 
@@ -112,7 +115,7 @@ def _option_words(rulesets, typed: str) -> list[str]:
 
 def _complete_option(ctx, param, incomplete):
     """`-O KEY=VALUE`: the option names of the ruleset given with -f (or $PROMOTE_FRAMEWORK); after `KEY=`,
-    that option's values. (A `--diff` side carries its own options: `NAME:KEY=VALUE`, completed there.)"""
+    that option's values. (`-f NAME:KEY=VALUE` and a `--diff` side carry their own: completed there.)"""
     rs = _loaded(ctx.params.get("framework"))
     return [CompletionItem(w) for w in _option_words([rs] if rs is not None else [], incomplete)]
 
@@ -137,14 +140,61 @@ def _complete_path(ctx, param, incomplete):
     return [CompletionItem(incomplete, type="file")]
 
 
-framework_option = click.option(
-    "--framework", "-f", metavar="NAME[@VERSION]", envvar="PROMOTE_FRAMEWORK", shell_complete=_complete_framework,
-    help="Framework ruleset (see `promote frameworks`); default from $PROMOTE_FRAMEWORK.")
-op_option = click.option("--op", default="add", show_default=True, metavar="OP", shell_complete=_complete_op,
-                         help="The operation (API name or operator symbol, as the framework lists them).")
-option_option = click.option(
-    "--option", "-O", "options", multiple=True, metavar="KEY=VALUE", shell_complete=_complete_option,
-    help="A framework attribute, e.g. -O promote_unsafe=true (repeatable).")
+COMPLETERS = {"framework": _complete_framework, "side": _complete_side, "op": _complete_op,
+              "option": _complete_option, "dtype": _complete_dtype, "plain_dtype": _complete_plain_dtype,
+              "path": _complete_path}
+
+
+class _Whole(click.types.StringParamType):
+    """A string whose environment variable is one value (a `multiple` option's variable is otherwise split)."""
+
+    def split_envvar_value(self, rv: str):
+        return [rv]
+
+
+def _one(words: tuple[str, ...]):
+    """The callback of an option given at most once: its value (None when not given), a UsageError when repeated."""
+    def callback(ctx, param, values):
+        return given_once(words, values)
+    return callback
+
+
+def click_option(option: definition.Option):
+    """The Click option of a declaration (`definition.py`)."""
+    settings: dict = {"help": option.help, "metavar": option.metavar, "multiple": option.multiple,
+                      "required": option.required, "envvar": option.envvar}
+    if option.flag:
+        settings["is_flag"] = True
+    elif option.default is not None:
+        settings.update(default=option.default, show_default=True)
+    if option.choices is not None:
+        settings["type"] = click.Choice(list(option.choices))
+    elif option.minimum is not None:
+        settings["type"] = click.IntRange(min=option.minimum)
+    if option.once:  # repeated: refused (Click would keep the last)
+        settings.update(multiple=True, type=_Whole(), callback=_one(option.words))
+    if option.complete is not None:
+        settings["shell_complete"] = COMPLETERS[option.complete]
+    return click.option(*option.words, option.name, **settings)
+
+
+def declared(command: definition.Command):
+    """A decorator giving a Click command the argument and options `command` declares, in its order."""
+    argument = command.argument
+    params = [click.argument(argument.name, nargs=-1, required=argument.required, metavar=argument.metavar,
+                             shell_complete=COMPLETERS.get(argument.complete)),
+              *(click_option(o) for o in command.options)]
+
+    def decorate(f):
+        for param in reversed(params):
+            f = param(f)
+        return f
+    return decorate
+
+
+framework_option = click_option(definition.FRAMEWORK)
+op_option = click_option(definition.OP)
+option_option = click_option(definition.OPTION)
 dtype_argument_completion = _complete_dtype
 complete_framework = _complete_framework
 complete_op = _complete_op
@@ -153,20 +203,29 @@ complete_path = _complete_path
 complete_side = _complete_side
 
 
-#: the characters at which bash splits a word for completion (its COMP_WORDBREAKS) that operands and options hold
-WORD_BREAKS = ":="
+#: the characters at which bash splits a word for completion (its COMP_WORDBREAKS) that operands, options and
+#: `NAME@VERSION` hold
+WORD_BREAKS = ":=@"
+
+#: set by the bash script (below) for each word after the program's name up to the one being completed: "1" when
+#: it follows the word before it in the line with no space between (bash split one word there), "0" when not
+JOINED_VARIABLE = "COMP_JOINED"
 
 
-def rejoin(args: list[str], word: str) -> tuple[list[str], str, str]:
+def rejoin(args: list[str], word: str, joined: str | None = None) -> tuple[list[str], str, str]:
     """bash splits `openvino:promote_unsafe=t` into `openvino`, `:`, `promote_unsafe`, `=`, `t` (right after a
     break, the break itself is the last piece), and readline replaces only what follows the last break (`t`, or
     nothing). Returns the words as typed, the word being completed whole, and the part of it that stays (what
-    a completion must not repeat)."""
+    a completion must not repeat). `joined` ("0"/"1" for each of `args` and `word`, from the line itself) says
+    which pieces bash split off the word before; without it, a piece made of breaks is taken to join its
+    neighbours (so `--op @`, the matmul symbol, is told from `paddle@` only with it)."""
+    pieces = [*args, word]
+    known = joined is not None and len(joined) == len(pieces) and set(joined) <= {"0", "1"}
     out: list[str] = []
     glue = False
-    for piece in [*args, word]:
+    for index, piece in enumerate(pieces):
         is_break = bool(piece) and not piece.strip(WORD_BREAKS)
-        if out and (glue or is_break):
+        if out and (joined[index] == "1" if known else (glue or is_break)):
             out[-1] += piece
         else:
             out.append(piece)
@@ -175,27 +234,51 @@ def rejoin(args: list[str], word: str) -> tuple[list[str], str, str]:
     return out[:-1], whole, whole[: max(whole.rfind(c) for c in WORD_BREAKS) + 1]
 
 
-class BashComplete(_BashComplete):
-    """Click's bash completion, with the words bash split at `:` and `=` put back together before the
-    completers see them, and each completion cut to the piece bash replaces. A completion that ends in
-    `:`, `=` or `,` (`weak:`, `promote_unsafe=`) gets no space after it."""
+#: bash: for each word from COMP_WORDS[1] to the current one, whether the line has no space before it (none when
+#: the words are not the line's, as when COMP_LINE is not set); `%%%%` is the template's `%%`
+_JOINED_SCRIPT = """\
+    local line=$COMP_LINE joined="" i rest
+    for ((i = 0; i <= COMP_CWORD && i < ${#COMP_WORDS[@]}; i++)); do
+        rest=${line#"${line%%%%[![:blank:]]*}"}
+        if [[ $rest != "${COMP_WORDS[i]}"* ]]; then
+            joined=""
+            break
+        fi
+        if ((i > 0)); then
+            if [[ $rest == "$line" ]]; then joined+=1; else joined+=0; fi
+        fi
+        line=${rest#"${COMP_WORDS[i]}"}
+    done
 
-    source_template = _BashComplete.source_template.replace(
-        "        elif [[ $type == 'plain' ]]; then\n",
-        "        elif [[ $type == 'nospace' ]]; then\n"
-        "            COMPREPLY+=($value)\n"
-        "            compopt -o nospace\n"
-        "        elif [[ $type == 'plain' ]]; then\n")
+"""
+
+
+class BashComplete(_BashComplete):
+    """Click's bash completion, with the words bash split at `:`, `=` and `@` put back together before the
+    completers see them (the script tells Python where the line had no space), and each completion cut to the
+    piece bash replaces. A completion that ends in `:`, `=` or `,` (`weak:`, `promote_unsafe=`) gets no space
+    after it."""
+
+    source_template = (_BashComplete.source_template
+                       .replace("    response=$(env COMP_WORDS=",
+                                _JOINED_SCRIPT + f"    response=$(env {JOINED_VARIABLE}=\"$joined\" COMP_WORDS=")
+                       .replace("        elif [[ $type == 'plain' ]]; then\n",
+                                "        elif [[ $type == 'nospace' ]]; then\n"
+                                "            COMPREPLY+=($value)\n"
+                                "            compopt -o nospace\n"
+                                "        elif [[ $type == 'plain' ]]; then\n"))
 
     def complete(self) -> str:
+        import os
+
         args, word = self.get_completion_args()
-        args, whole, kept = rejoin(args, word)
+        args, whole, kept = rejoin(args, word, os.environ.get(JOINED_VARIABLE))
         lines = []
         for item in self.get_completions(args, whole):
             value = item.value
             if item.type == "plain" and kept:
-                if not value.startswith(kept):
-                    continue  # bash would put it after the part it keeps
+                if not value.lower().startswith(kept.lower()):
+                    continue  # bash would put it after the part it keeps (names are as typed in any case)
                 value = value[len(kept):]
             kind = "nospace" if item.type == "plain" and value.endswith((":", "=", ",")) else item.type
             lines.append(f"{kind},{value}")

@@ -19,12 +19,13 @@ from promote_cli.oracle.loader import build, merge
 from promote_cli.oracle.loader import read_toml as _parse_toml
 from promote_cli.oracle.model import Ruleset
 
-_CACHE: dict[str, Ruleset] = {}
+RULES_PATH_VARIABLE = "PROMOTE_RULES_PATH"
+_CACHE: dict[tuple[str, str], Ruleset] = {}  # (PROMOTE_RULES_PATH, spec) -> its ruleset
 _RAW: dict = {}  # path -> its TOML
 
 
 def clear_cache() -> None:
-    """Forget loaded rule files (after they changed on disk, or PROMOTE_RULES_PATH did)."""
+    """Forget loaded rule files (after they changed on disk)."""
     _CACHE.clear()
     _RAW.clear()
 
@@ -73,17 +74,30 @@ def _spelled(path: str) -> str:
 
 
 def _rule_dirs() -> list[str]:
-    extra = [_spelled(p) for p in os.environ.get("PROMOTE_RULES_PATH", "").split(os.pathsep) if p]
+    """The directories of PROMOTE_RULES_PATH (empty entries skipped), then the shipped rules; a UsageError
+    naming an entry that is not a directory (a misspelt path would otherwise hide its rule files silently)."""
+    extra = []
+    for entry in os.environ.get(RULES_PATH_VARIABLE, "").split(os.pathsep):
+        if not entry:
+            continue
+        if not os.path.isdir(entry):
+            what = "is not a directory" if os.path.exists(entry) else "does not exist"
+            raise UsageError(f"{RULES_PATH_VARIABLE}: {entry!r} {what}")
+        extra.append(_spelled(entry))
     return extra + [_builtin_dir()]
 
 
 def _candidates():
     """(stem, path) of every rule file on the path, earlier directories first."""
-    for directory in _rule_dirs():
+    directories = _rule_dirs()
+    for directory in directories:
         try:
             entries = sorted(os.listdir(directory)) if os.path.isdir(directory) else []
-        except OSError:
-            entries = []
+        except OSError as exc:
+            if directory == directories[-1]:  # the shipped rules: a broken installation lists none
+                entries = []
+            else:
+                raise UsageError(f"{RULES_PATH_VARIABLE}: {directory!r} cannot be read: {exc.strerror}") from None
         for name in entries:
             if name.endswith(".toml") and not name.startswith(("_", ".")):
                 yield name[: -len(".toml")], name if directory == "." else os.path.join(directory, name)
@@ -172,11 +186,13 @@ def _find(spec: str, files: dict):
 
 
 def load(spec: str) -> Ruleset:
-    """The compiled ruleset for `NAME` or `NAME@VERSION` (cached); UsageError for no name or an unknown one."""
+    """The compiled ruleset for `NAME` or `NAME@VERSION` (cached, for the PROMOTE_RULES_PATH of the time);
+    UsageError for no name or an unknown one."""
     if not isinstance(spec, str) or not spec.strip():
         raise UsageError("which framework? give -f NAME (see `promote frameworks`)")
     spec = spec.strip()
-    hit = _CACHE.get(spec)
+    rules_path = os.environ.get(RULES_PATH_VARIABLE, "")
+    hit = _CACHE.get((rules_path, spec))
     if hit is not None:
         return hit
     files = _files()
@@ -189,8 +205,8 @@ def load(spec: str) -> Ruleset:
         raise RuleFileError(f"{path}: name: {rs.name!r} does not match the file name {file_name!r}")
     if stem_version and rs.version != stem_version:
         raise RuleFileError(f"{path}: version: {rs.version!r} does not match the file name {file_name!r}")
-    _CACHE[spec] = rs
-    _CACHE.setdefault(str(path), rs)
+    _CACHE[rules_path, spec] = rs
+    _CACHE.setdefault((rules_path, str(path)), rs)
     return rs
 
 

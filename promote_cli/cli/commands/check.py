@@ -8,7 +8,7 @@ import click
 
 import promote_cli
 from promote_cli import formats
-from promote_cli.cli.options import complete_op, framework_option, option_option, parse_options, require_framework
+from promote_cli.cli.options import complete_op, framework_option, framework_options, option_option
 from promote_cli.errors import EXIT_NO
 
 FORMATS = ["text", "json"]
@@ -28,7 +28,8 @@ FORMATS = ["text", "json"]
 def check(framework, op, options, forms, limit, fmt):
     """Commutativity, associativity, lossy promotions and consistency between ops, each with its
     counterexamples; exit 1 when a property the rule file claims does not hold."""
-    result = promote_cli.check(require_framework(framework), op, parse_options(options), forms, limit)
+    framework, opts = framework_options(framework, options)
+    result = promote_cli.check(framework, op, opts, forms, limit)
     formats.emit(formats.get(fmt).check(result))
     if result.broken:
         click.echo(f"promote: {formats.broken_claims(result)}", err=True)

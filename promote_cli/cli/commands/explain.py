@@ -12,9 +12,8 @@ from promote_cli.cli.options import (
     dtype_argument_completion,
     framework_option,
     op_option,
+    framework_options,
     option_option,
-    parse_options,
-    require_framework,
 )
 from promote_cli.errors import EXIT_NO, UsageError
 
@@ -31,10 +30,10 @@ def explain(operands, framework, op, options, fmt):
 
     Exit codes: 0 explained (refused pairs too), 2 usage or input error.
     """
-    framework = require_framework(framework)
+    framework, opts = framework_options(framework, options)
     if len(operands) != 2:
         raise UsageError("explain takes two operands: promote explain A B -f FRAMEWORK")
-    x = promote_cli.explain(framework, operands[0], operands[1], op, parse_options(options))
+    x = promote_cli.explain(framework, operands[0], operands[1], op, opts)
     formats.emit(formats.get(fmt).explanation(x))
 
 

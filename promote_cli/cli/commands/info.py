@@ -10,7 +10,8 @@ import click
 
 import promote_cli
 from promote_cli import formats
-from promote_cli.cli.options import color_option, color_wanted, complete_framework
+from promote_cli.cli import definition
+from promote_cli.cli.options import click_option, color_option, color_wanted, framework_alone
 from promote_cli.errors import EXIT_USAGE
 
 LISTING_FORMATS = ["text", "json", "csv", "markdown", "rich"]
@@ -25,8 +26,7 @@ def listing_format(fmt: str | None, color: str) -> formats.Format:
 
 
 @click.command()
-@click.option("--framework", "-f", metavar="NAME", shell_complete=complete_framework,
-              help="Only the rulesets of this framework.")
+@click_option(definition.framework_filter("Only the rulesets of this framework."))
 @click.option("--format", "fmt", type=click.Choice(LISTING_FORMATS),
               help="Default: rich on a terminal, text when piped or with NO_COLOR.")
 @click.option("--verbose", "-v", is_flag=True,
@@ -40,7 +40,7 @@ def frameworks(framework, fmt, verbose, color):
     """
     rows, errors = [], []
     hidden = promote_cli.shadowed()
-    for rs in promote_cli.frameworks(framework, errors):
+    for rs in promote_cli.frameworks(framework_alone(framework, "frameworks"), errors):
         rows.append({"name": rs.name, "version": rs.version, "default": promote_cli.is_default(rs),
                      "ruleset": rs.key, "follows": rs.follows, "types": [d.name for d in rs.types],
                      "options": {k: getattr(o.default, "name", o.default) for k, o in rs.options.items()},
@@ -82,8 +82,7 @@ def _number(value) -> str:
 
 
 @click.command()
-@click.option("--framework", "-f", metavar="NAME[@VERSION]", shell_complete=complete_framework,
-              help="Only the dtypes this framework's ruleset has.")
+@click_option(definition.framework_filter("Only the dtypes this framework's ruleset has."))
 @click.option("--format", "fmt", type=click.Choice(LISTING_FORMATS),
               help="Default: rich on a terminal, text when piped or with NO_COLOR.")
 @color_option
@@ -93,7 +92,7 @@ def dtypes(framework, fmt, color):
              "max": d.max, "min": d.min, "inf": d.has_inf, "nan": d.has_nan, "doc": d.doc,
              "aliases": promote_cli.aliases(d.name), "bias": d.bias, "specials": d.specials, "signed": d.signed,
              "numpy": d.numpy, "spellings": promote_cli.spellings(d.name)}
-            for d in promote_cli.dtypes(framework)]
+            for d in promote_cli.dtypes(framework_alone(framework, "dtypes"))]
     header = ["name", "kind", "bits", "exp", "man", "max", "inf", "nan", "description", "aliases"]
     records = [[r["name"], r["kind"], str(r["bits"]), str(r["exp_bits"]), str(r["man_bits"]), _number(r["max"]),
                 "yes" if r["inf"] else "no", "yes" if r["nan"] else "no", r["doc"], " ".join(r["aliases"])]

@@ -8,7 +8,7 @@ import click
 
 import promote_cli
 from promote_cli import formats
-from promote_cli.cli.options import framework_option, op_option, option_option, parse_options, parse_types, require_framework
+from promote_cli.cli.options import framework_option, framework_options, op_option, option_option, parse_types
 from promote_cli.errors import EXIT_NO
 
 FORMATS = ["text", "json", "dot", "mermaid"]
@@ -34,11 +34,11 @@ def lattice(framework, op, options, name, answers, types, fmt):
 
     Exit codes: 0 a lattice, 1 not a lattice (the cells that make it so are listed), 2 usage or input error.
     """
-    framework = require_framework(framework)
+    framework, opts = framework_options(framework, options)
     given = click.get_current_context().get_parameter_source("op") != click.core.ParameterSource.DEFAULT
     if given or types is not None:
         answers = True  # an op or a type list asks about answers, never a declared lattice
-    o = promote_cli.lattice(framework, op, parse_options(options), name=name, answers=answers or None,
+    o = promote_cli.lattice(framework, op, opts, name=name, answers=answers or None,
                             types=parse_types(types))
     if o.is_lattice or fmt in ("text", "json"):
         formats.emit(formats.get(fmt).order(o))

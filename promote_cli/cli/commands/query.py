@@ -8,38 +8,31 @@ import click
 
 import promote_cli
 from promote_cli import formats
-from promote_cli.cli import answer
-from promote_cli.cli.options import (
-    dtype_argument_completion,
-    framework_option,
-    op_option,
-    option_option,
-    parse_options,
-    require_framework,
-)
+from promote_cli.cli import answer, definition
+from promote_cli.cli.options import declared, framework_options
 from promote_cli.errors import UsageError
 
 
 @click.command()
-@click.argument("operands", nargs=-1, shell_complete=dtype_argument_completion)
-@framework_option
-@op_option
-@option_option
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
-              help="text: the result alone; json: one object with the rule and reason.")
-@click.option("--batch", is_flag=True, help="Read `A B` pairs from stdin, one per line; answer each in order.")
+@declared(definition.QUERY)
 def query(operands, framework, op, options, fmt, batch):
     """The common dtype of A and B (or of A B C ...) under a framework's rules.
 
     \b
-    Operands: DTYPE, 0d:DTYPE (rank-0 tensor), py:bool|int|float|complex (Python scalar),
-    weak:DTYPE or DTYPE? (weakly typed / ambiguous).
-    More than two operands: the result type of them all, as the framework's rules combine them.
-    Exit codes: 0 answered, 1 the framework refuses the pair, 2 usage or input error.
+    Operands:
+      DTYPE                       a tensor
+      0d:DTYPE                    a rank-0 tensor
+      py:bool|int|float|complex   a Python scalar
+      weak:DTYPE or DTYPE?        weakly typed / ambiguous
+
+    More than two operands: the result type of them all, as the framework's
+    rules combine them.
+
+    Exit codes: 0 answered, 1 the framework refuses the pair, 2 usage or input
+    error.
     """
     if batch:
-        framework = require_framework(framework)
-        opts = parse_options(options)
+        framework, opts = framework_options(framework, options)
         out = formats.get(fmt)
         if operands:
             raise UsageError("--batch reads pairs from stdin; give no operands")

@@ -77,7 +77,8 @@ def rescale(input, to, multiplier, shift, scale, input_zp, output_zp, scale32, r
     reference model (and any conformant hardware) computes it.
 
     \b
-      promote rescale acc.npy --to i8 --multiplier 1518500250 --shift 38 --output-zp -3
+      promote rescale acc.npy --to i8 --multiplier 1518500250 --shift 38 \\
+          --output-zp -3
       promote rescale acc.npy --to i8 --scale 0.0052 --per-channel ...
       promote rescale --list
 

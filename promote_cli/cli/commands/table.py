@@ -14,6 +14,7 @@ from promote_cli.cli.options import (
     color_wanted,
     complete_side,
     framework_option,
+    framework_options,
     op_option,
     option_option,
     parse_options,
@@ -66,20 +67,25 @@ def table(ctx, framework, diff_sides, cast_pairs, op, options, types, common, dr
         width = shutil.get_terminal_size().columns
     out = formats.get(fmt, color=colored, width=width)
     type_list = parse_types(types)
-    opts = parse_options(options)
     if cast_pairs:
         return _cast_table(out)
     if diff_sides:
-        d = promote_cli.diff(*sides, types=type_list, op=op, options=opts, **axes)
+        d = promote_cli.diff(*sides, types=type_list, op=op, options=parse_options(options), **axes)
         formats.emit(out.diff(d))
         if not out.summarises:
             click.echo(formats.diff_summary(d), err=True)
         if exit_code and d.differences:
             sys.exit(EXIT_NO)
         return
+    framework, opts = _framework(framework, options)
+    formats.emit(out.matrix(promote_cli.table(framework, type_list, op, opts, **axes)))
+
+
+def _framework(framework, options) -> tuple[str, dict]:
+    """The ruleset of a matrix and its options (-f NAME[:KEY=VALUE,...] and -O)."""
     if not framework:
         raise UsageError("which framework? give -f NAME, or --diff FW1 FW2 (see `promote frameworks`)")
-    formats.emit(out.matrix(promote_cli.table(framework, type_list, op, opts, **axes)))
+    return framework_options(framework, options)
 
 
 def _given(ctx) -> set[str]:
@@ -130,10 +136,9 @@ def _pictures(pictures, framework, diff_pair, cast_pairs, op, options, types, ax
         read = [promote_cli.load(promote_cli.parse_side(side)[1]).path for side in diff_pair]
     elif exit_code:
         raise UsageError("--exit-code goes with --diff")
-    elif not framework:
-        raise UsageError("which framework? give -f NAME, or --diff FW1 FW2 (see `promote frameworks`)")
     else:
-        payload = promote_cli.table(framework, parse_types(types), op, parse_options(options), **axes)
+        framework, opts = _framework(framework, options)
+        payload = promote_cli.table(framework, parse_types(types), op, opts, **axes)
         read = [promote_cli.load(framework).path]
     rendered = {kind: promote_cli.render(payload, kind) for kind in pictures}
     promote_cli.write_outputs({path: rendered[kind] for kind, path in pictures.items() if path != "-"},

@@ -8,7 +8,7 @@ import click
 
 import promote_cli
 from promote_cli import formats
-from promote_cli.cli.options import framework_option, require_framework
+from promote_cli.cli.options import framework_alone, framework_option, require_framework
 from promote_cli.errors import EXIT_NO
 from promote_cli.formats import one_line
 
@@ -26,7 +26,7 @@ def verify(framework, recording, save, fmt, max_lines):
     A probe may add checks of its own (`extra_checks()`: TOSA's CAST kernels against the reference model).
     A recording must be one of this framework's (its `ruleset` names the same framework).
     """
-    framework = require_framework(framework)
+    framework = framework_alone(require_framework(framework), "verify")
     out = formats.get(fmt)
     report = promote_cli.verify(framework, recording, save)
     formats.emit(out.report(report, max_lines))
