@@ -2,7 +2,9 @@
 otherwise compute from it, so that a warm run loads neither a TOML parser nor the rule-expression compiler.
 
 The directory is `$PROMOTE_CACHE_DIR`, else `$XDG_CACHE_HOME/promote`, else `~/.cache/promote`;
-`PROMOTE_CACHE_DIR=` (empty) turns the cache off. An entry is named by the SHA-256 of the file's bytes and holds
+`PROMOTE_CACHE_DIR=` (empty) turns the cache off. An entry is named by the SHA-256 of the file's bytes and the
+format (`entry_name`: installations sharing the directory, another version or another Python, keep entries of
+their own rather than rewriting each other's), and holds
 
     format       `tag()`: the format's number, the interpreter (`sys.implementation.cache_tag`) and a stamp of
                  the files whose output the entry keeps (`STAMPED`: the loader, the expression compiler, this
@@ -14,14 +16,14 @@ The directory is `$PROMOTE_CACHE_DIR`, else `$XDG_CACHE_HOME/promote`, else `~/.
 
 The stamp makes an upgrade, an edited loader or compiler, or another vocabulary select no older entry: any write
 to a file, or its replacement, changes its ctime, which no program can set back (editing a file and restoring
-its size and mtime still changes the stamp). It costs a `stat` of each file, once per process, against reading
-and hashing their source. Nothing in an entry is trusted: it is used only when it is a regular file (not a
-link) owned by this user in a directory owned by this user, writable by no one else, of bounded size and
-nesting, that parses as JSON and carries the expected format and digest; the TOML is validated exactly as a
-freshly parsed file, and every compiled expression compiled again and accepted only as `checked.from_source`
-allows. Anything else is ignored, the file parsed (and compiled) again and the entry rewritten, atomically.
-Failing to write is never an error. Writing an entry keeps the directory at `MAX_ENTRIES` entries (the oldest
-written go first) and removes the temporary files of writes that never finished (`prune`).
+its size and mtime still changes the stamp). It costs a `stat` of each file once per process, a small part of
+what reading and hashing their source would. Nothing in an entry is trusted: it is used only when it is a
+regular file (not a link) owned by this user in a directory owned by this user, writable by no one else, of
+bounded size and nesting, that parses as JSON and carries the expected format and digest; the TOML is
+validated exactly as a freshly parsed file, and every compiled expression compiled again and accepted only as
+`checked.from_source` allows. Anything else is ignored, the file parsed (and compiled) again and the entry
+rewritten, atomically. Failing to write is never an error. Writing an entry keeps the directory at `MAX_ENTRIES`
+entries (the oldest written go first) and removes the temporary files of writes that never finished (`prune`).
 
 Nothing of this is shipped with the package: the first run (and a run with the cache off or unwritable)
 parses and compiles what it loads.
@@ -77,14 +79,19 @@ def loads(data: bytes, parse, path=None) -> dict:
     if cache_dir() is None or tag() is None:
         return parse()
     digest = sha256(data)
-    payload = read_json(digest + ".json")
+    payload = read_json(entry_name(digest))
     if not (payload is not None and payload.get("format") == tag() and payload.get("sha256") == digest
             and isinstance(payload.get("toml"), dict)):
         payload = {"format": tag(), "sha256": digest, "toml": parse()}
-        write_json(digest + ".json", payload, check_key="toml")
+        write_json(entry_name(digest), payload, check_key="toml")
     if path is not None:
         _LOADED[os.fspath(path)] = payload
     return payload["toml"]
+
+
+def entry_name(digest: str) -> str:
+    """The name of the entry of a file whose bytes have the SHA-256 `digest`, in this installation's format."""
+    return f"{sha256(f'{tag()}/{digest}'.encode('utf-8', 'surrogateescape'))}.json"
 
 
 def loaded(path) -> dict | None:
@@ -100,7 +107,7 @@ def store(path, part: str, value) -> None:
         return
     payload = {**payload, part: value}
     _LOADED[os.fspath(path)] = payload
-    write_json(payload["sha256"] + ".json", payload, check_key="toml")
+    write_json(entry_name(payload["sha256"]), payload, check_key="toml")
 
 
 def sha256(data: bytes) -> str:
@@ -226,7 +233,7 @@ MAX_ENTRIES = 256
 STALE_TEMP_SECONDS = 3600
 
 
-def _entry_name(name: str) -> bool:
+def _own_name(name: str) -> bool:
     """A name this cache gives its entries (a SHA-256 in hex, then `.json`; `.expr.json`: the compiled
     expressions that earlier versions kept apart, removed as entries are), or a temporary file of one
     (`ENTRY.PID.tmp`)."""
@@ -253,7 +260,7 @@ def prune(directory: str, keep: str | None = None, now: float | None = None) -> 
     try:
         with os.scandir(directory) as it:
             for e in it:
-                if not _entry_name(e.name) or e.name == keep:
+                if not _own_name(e.name) or e.name == keep:
                     continue
                 try:
                     info = e.stat(follow_symlinks=False)

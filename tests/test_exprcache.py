@@ -106,7 +106,7 @@ def _with_expressions(cache: Path) -> dict:
 
 
 def _entry_of(cache: Path, path: Path) -> Path:
-    return cache / f"{tomlcache.sha256(path.read_bytes())}.json"
+    return cache / tomlcache.entry_name(tomlcache.sha256(path.read_bytes()))
 
 
 def _entry(cache: Path) -> Path:
@@ -294,8 +294,12 @@ def test_an_edited_loader_never_takes_what_an_earlier_one_compiled(tmp_path):
                               timeout=60, check=False)
         return done.returncode, done.stdout.strip()
 
+    def entries() -> dict:  # the copy's entries of its openvino.toml (the copy's format names them)
+        digest = tomlcache.sha256((copy / "rules" / "openvino.toml").read_bytes())
+        return {p: payload for p, payload in _with_expressions(cache).items() if payload["sha256"] == digest}
+
     assert query() == (1, "")  # refused: i8 with u8 needs promote_unsafe
-    entry = _entry_of(cache, copy / "rules" / "openvino.toml")
+    (entry,) = (cache / name for name in entries())
     _edit(entry, lambda p: [site.__setitem__(1, "False") for key, site in _sites(p).items()
                             if key.startswith("after[")])
     assert query() == (0, "i16")  # the same installation takes its entry as it is
@@ -306,7 +310,9 @@ def test_an_edited_loader_never_takes_what_an_earlier_one_compiled(tmp_path):
     os.utime(loader, ns=(info.st_atime_ns, info.st_mtime_ns))
     assert loader.stat().st_size == info.st_size and loader.stat().st_mtime_ns == info.st_mtime_ns
     assert query() == (1, "")  # compiled again by this loader, as the file says
-    assert all(site[1] != "False" for key, site in _sites(json.loads(entry.read_text())).items())
+    (new,) = (payload for name, payload in entries().items() if name != entry.name)
+    assert new["format"] != json.loads(entry.read_text())["format"]
+    assert all(site[1] != "False" for site in _sites(new).values())
 
 
 def test_checking_files_writes_no_entries(cache):

@@ -55,7 +55,7 @@ def cache(tmp_path, monkeypatch):
 def _entry(cache: Path, path: Path) -> Path:
     import hashlib
 
-    return cache / (hashlib.sha256(path.read_bytes()).hexdigest() + ".json")
+    return cache / tomlcache.entry_name(hashlib.sha256(path.read_bytes()).hexdigest())
 
 
 def _parses(monkeypatch) -> list:
@@ -115,8 +115,8 @@ def _spoil_other_files_digest(entry: Path):
 
 
 def _spoil_not_a_dict(entry: Path):
-    entry.write_text(json.dumps({"format": json.loads(entry.read_text())["format"],
-                                 "sha256": entry.stem, "toml": [1, 2]}))
+    payload = json.loads(entry.read_text())
+    entry.write_text(json.dumps({"format": payload["format"], "sha256": payload["sha256"], "toml": [1, 2]}))
 
 
 def _spoil_symlink(entry: Path):
@@ -326,17 +326,22 @@ def test_prune_of_a_missing_or_unreadable_directory_is_no_error(tmp_path):
 
 
 def test_an_entry_another_installation_wrote_is_not_used(cache, monkeypatch):
-    """An entry carries the format of the code that wrote it: one from another installation, interpreter or
-    version of the loader is parsed again and rewritten."""
+    """An entry carries the format of the code that wrote it, and is named by it: another installation,
+    interpreter or version of the loader parses the file again and keeps an entry of its own, and one that
+    carries another format under this installation's name is ignored and rewritten."""
     path = RULES / "cann.toml"
     good = read_toml(path)
-    entry = _entry(cache, path)
-    assert json.loads(entry.read_text())["format"] == tomlcache.tag()
+    ours = _entry(cache, path)
+    assert json.loads(ours.read_text())["format"] == tomlcache.tag()
     monkeypatch.setattr(tomlcache, "_tag", [f"{tomlcache.FORMAT}/another-python/another-stamp"])
+    theirs = _entry(cache, path)
     calls = _parses(monkeypatch)
     assert read_toml(path) == good and len(calls) == 1
-    assert json.loads(entry.read_text())["format"] == tomlcache.tag()
+    assert theirs != ours and json.loads(theirs.read_text())["format"] == tomlcache.tag()
     assert read_toml(path) == good and len(calls) == 1
+    theirs.write_text(ours.read_text())  # our entry under their name
+    assert read_toml(path) == good and len(calls) == 2
+    assert json.loads(theirs.read_text())["format"] == tomlcache.tag()
 
 
 def _stamped_copy(tmp_path, monkeypatch) -> Path:
@@ -396,4 +401,4 @@ def test_the_package_holds_no_generated_files():
     assert tracked and "promote_cli/vocab/dtypes.toml" in tracked
     assert not [t for t in tracked if not t.endswith(".py")
                 and t not in ("promote_cli/vocab/dtypes.toml", "promote_cli/probes/expressions.txt")]
-    assert not [t for t in tracked if t.startswith("promote_cli/compiled/") or tomlcache._entry_name(Path(t).name)]
+    assert not [t for t in tracked if t.startswith("promote_cli/compiled/") or tomlcache._own_name(Path(t).name)]
