@@ -14,16 +14,17 @@ their own rather than rewriting each other's), and holds
     expressions  (a rule file, once a ruleset was built from it) its rule expressions checked and compiled
                  (`oracle/exprcache.py`)
 
-The stamp makes an upgrade, an edited loader or compiler, or another vocabulary select no older entry: any write
-to a file, or its replacement, changes its ctime, which no program can set back (editing a file and restoring
-its size and mtime still changes the stamp). It costs a `stat` of each file once per process, a small part of
-what reading and hashing their source would. Nothing in an entry is trusted: it is used only when it is a
-regular file (not a link) owned by this user in a directory owned by this user, writable by no one else, of
-bounded size and nesting, that parses as JSON and carries the expected format and digest; the TOML is
-validated exactly as a freshly parsed file, and every compiled expression compiled again and accepted only as
-`checked.from_source` allows. Anything else is ignored, the file parsed (and compiled) again and the entry
-rewritten, atomically. Failing to write is never an error. Writing an entry keeps the directory at `MAX_ENTRIES`
-entries (the oldest written go first) and removes the temporary files of writes that never finished (`prune`).
+The stamp makes an upgrade, an edited loader or compiler, or another vocabulary select no older entry: any write to
+a file, or its replacement, changes its ctime, which no program can set back (editing a file and restoring its size
+and mtime still changes the stamp). It costs a `stat` of each file once per process, a small part of what reading
+and hashing their source would. An entry is checked, never trusted: it is used only when it is a regular file (not
+a link) owned by this user in a directory owned by this user, writable by no one else, of bounded size and nesting,
+that parses as JSON and carries the expected format and digest; the TOML is validated exactly as a freshly parsed
+file, and every compiled expression compiled again and accepted only as `checked.from_source` allows (the rules'
+names and functions, nothing else; forging an entry in this user's own directory already takes running code as this
+user). Anything else is ignored, the file parsed (and compiled) again and the entry rewritten, atomically. Failing
+to write is never an error. Writing an entry keeps the directory at `MAX_ENTRIES` entries (the oldest written go
+first) and removes the temporary files of writes that never finished (`prune`).
 
 Nothing of this is shipped with the package: the first run (and a run with the cache off or unwritable)
 parses and compiles what it loads.
