@@ -33,11 +33,14 @@ def _batch(env_cache: str | None, framework: str = "paddle") -> subprocess.Compl
                            "json"], input="\n".join(QUESTIONS) + "\n", capture_output=True, text=True, env=env)
 
 
-def test_answers_are_identical_without_with_a_cold_and_with_a_warm_cache(tmp_path):
+def test_answers_are_identical_without_with_a_cold_a_warm_and_an_unwritable_cache(tmp_path):
     cache = str(tmp_path / "cache")
-    off, cold, warm = _batch(None), _batch(cache), _batch(cache)
-    assert off.stdout and off.stdout == cold.stdout == warm.stdout
-    assert off.returncode == cold.returncode == warm.returncode
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")  # a directory inside a regular file cannot be made, not even by root
+    off, cold, warm, unwritable = _batch(None), _batch(cache), _batch(cache), _batch(str(blocker / "cache"))
+    assert off.stdout and off.stdout == cold.stdout == warm.stdout == unwritable.stdout
+    assert off.returncode == cold.returncode == warm.returncode == unwritable.returncode
+    assert off.stderr == cold.stderr == warm.stderr == unwritable.stderr
     entries = {p.name: json.loads(p.read_text()) for p in Path(cache).glob("*.json")}
     vocabulary, rules = (_entry(Path(cache), path).name for path in (VOCABULARY, RULES / "paddle.toml"))
     files = {_entry(Path(cache), path).name for path in [VOCABULARY, *RULES.glob("paddle*.toml")]}
