@@ -1,23 +1,33 @@
-"""Parsed TOML files (rule files, the dtype vocabulary) kept as JSON in a per-user cache directory, so that
-start-up need not load and run a TOML parser.
+"""The per-user cache: one entry per TOML file (a rule file, the dtype vocabulary) holding what start-up would
+otherwise compute from it, so that a warm run loads neither a TOML parser nor the rule-expression compiler.
 
 The directory is `$PROMOTE_CACHE_DIR`, else `$XDG_CACHE_HOME/promote`, else `~/.cache/promote`;
-`PROMOTE_CACHE_DIR=` (empty) turns the cache off. An entry is named by the SHA-256 of the file's bytes and
-holds that digest, the cache format and the parser's Python version next to the parsed dict; it is only
-the TOML parser's output, so whoever reads it validates it exactly as a freshly parsed file. An entry
-is used only when it is a regular file (not a link) owned by this user in a directory owned by this user,
-writable by no one else, that parses as JSON and carries the expected digest and format; anything else is
-ignored and the file parsed again (and the entry rewritten, atomically). Failing to write is never an error.
-Writing an entry keeps the directory at `MAX_ENTRIES` entries (the oldest written go first) and removes the
-temporary files of writes that never finished (`prune`).
+`PROMOTE_CACHE_DIR=` (empty) turns the cache off. An entry is named by the SHA-256 of the file's bytes and the
+format (`entry_name`: installations sharing the directory, another version or another Python, keep entries of
+their own rather than rewriting each other's), and holds
 
-`read_json` and `write_json` are those checks and that atomic write for any entry: the cache of compiled rule
-expressions (`oracle/exprcache.py`) keeps its entries beside these, with the same guarantees.
+    format       `tag()`: the format's number, the interpreter (`sys.implementation.cache_tag`) and a stamp of
+                 the files whose output the entry keeps (`STAMPED`: the loader, the expression compiler, this
+                 module, the vocabulary), as installed: each one's size, mtime and ctime in nanoseconds
+    sha256       the file's digest
+    toml         the dict the TOML parser made of it
+    expressions  (a rule file, once a ruleset was built from it) its rule expressions checked and compiled
+                 (`oracle/exprcache.py`)
 
-The package ships entries of the same kinds for its own rule files and vocabulary in `promote_cli/compiled/`
-(made by `tools/compiled_rules.py`, which checks that they are current), so that even a first run, or a run
-with the cache off or unwritable, parses no TOML: `read_shipped` reads one, and it is used only when it holds
-what a cache entry for that very file would (the file's SHA-256, the format), under a tag of its own.
+The stamp makes an upgrade, an edited loader or compiler, or another vocabulary select no older entry: any write to
+a file, or its replacement, changes its ctime, which no program can set back (editing a file and restoring its size
+and mtime still changes the stamp). It costs a `stat` of each file once per process, a small part of what reading
+and hashing their source would. An entry is checked, never trusted: it is used only when it is a regular file (not
+a link) owned by this user in a directory owned by this user, writable by no one else, of bounded size and nesting,
+that parses as JSON and carries the expected format and digest; the TOML is validated exactly as a freshly parsed
+file, and every compiled expression compiled again and accepted only as `checked.from_source` allows (the rules'
+names and functions, nothing else; forging an entry in this user's own directory already takes running code as this
+user). Anything else is ignored, the file parsed (and compiled) again and the entry rewritten, atomically. Failing
+to write is never an error. Writing an entry keeps the directory at `MAX_ENTRIES` entries (the oldest written go
+first) and removes the temporary files of writes that never finished (`prune`).
+
+Nothing of this is shipped with the package: the first run (and a run with the cache off or unwritable)
+parses and compiles what it loads.
 """
 
 from __future__ import annotations
@@ -26,14 +36,18 @@ import os
 import stat
 import sys
 
-FORMAT = 1
+FORMAT = 2
 MAX_ENTRY_BYTES = 16 << 20
 #: the deepest nesting of lists and tables an entry may hold: more than a parsed rule file needs, less than what
 #: would exhaust the stack of whoever walks it (a JSON text nests far deeper than a TOML parser's output can)
 MAX_ENTRY_DEPTH = 200
-_TAG = f"{FORMAT}/py{sys.version_info[0]}.{sys.version_info[1]}"
-SHIPPED_TAG = f"{FORMAT}/shipped"  # a parsed TOML file does not depend on the Python version that parsed it
-SHIPPED_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "compiled")
+_HERE = os.path.dirname(os.path.abspath(__file__))
+#: the files an entry's contents follow from besides the TOML file itself (paths inside the package)
+STAMPED = ("tomlcache.py", "vocab/dtypes.toml", "oracle/loader.py", "oracle/expr.py", "oracle/checked.py",
+           "oracle/exprcache.py")
+_tag: list[str | None] = []
+#: path of a TOML file read in this process -> its entry (as read, or as made and written)
+_LOADED: dict[str, dict] = {}
 
 
 def cache_dir() -> str | None:
@@ -45,23 +59,56 @@ def cache_dir() -> str | None:
     return os.path.join(base, "promote")
 
 
-def loads(data: bytes, parse) -> dict:
-    """`parse()` (the dict a TOML file of bytes `data` parses to), from the entries shipped with the package or
-    the cache when they hold it."""
-    digest = sha256(data)
-    payload = read_shipped(digest + ".json")
-    if (payload is not None and payload.get("format") == SHIPPED_TAG and payload.get("sha256") == digest
-            and isinstance(payload.get("toml"), dict)):
-        return payload["toml"]
-    if cache_dir() is None:
+def tag() -> str | None:
+    """The `format` of this installation's entries (computed once per process); None when a stamped file
+    cannot be stat'ed (then nothing is cached)."""
+    if not _tag:
+        try:
+            stamp = []
+            for name in STAMPED:
+                info = os.stat(os.path.join(_HERE, name))
+                stamp.append(f"{info.st_size}.{info.st_mtime_ns}.{info.st_ctime_ns}")
+            _tag.append(f"{FORMAT}/{sys.implementation.cache_tag}/{'-'.join(stamp)}")
+        except OSError:
+            _tag.append(None)
+    return _tag[0]
+
+
+def loads(data: bytes, parse, path=None) -> dict:
+    """`parse()` (the dict a TOML file of bytes `data` parses to), from the file's entry when it holds it. With
+    `path` (the file's), the entry is remembered for `loaded(path)`."""
+    if cache_dir() is None or tag() is None:
         return parse()
-    payload = read_json(digest + ".json")
-    if (payload is not None and payload.get("format") == _TAG and payload.get("sha256") == digest
+    digest = sha256(data)
+    payload = read_json(entry_name(digest))
+    if not (payload is not None and payload.get("format") == tag() and payload.get("sha256") == digest
             and isinstance(payload.get("toml"), dict)):
-        return payload["toml"]
-    raw = parse()
-    write_json(digest + ".json", {"format": _TAG, "sha256": digest, "toml": raw}, check_key="toml")
-    return raw
+        payload = {"format": tag(), "sha256": digest, "toml": parse()}
+        write_json(entry_name(digest), payload, check_key="toml")
+    if path is not None:
+        _LOADED[os.fspath(path)] = payload
+    return payload["toml"]
+
+
+def entry_name(digest: str) -> str:
+    """The name of the entry of a file whose bytes have the SHA-256 `digest`, in this installation's format."""
+    return f"{sha256(f'{tag()}/{digest}'.encode('utf-8', 'surrogateescape'))}.json"
+
+
+def loaded(path) -> dict | None:
+    """The entry of the TOML file `path` as this process last read it through `loads` (its `toml` the very dict
+    `loads` returned), or None when the cache is off or the file was not read so."""
+    return _LOADED.get(os.fspath(path)) if cache_dir() is not None else None
+
+
+def store(path, part: str, value) -> None:
+    """Keep `value` as `part` of the entry of the TOML file `path` (read through `loads`), rewriting it."""
+    payload = loaded(path)
+    if payload is None:
+        return
+    payload = {**payload, part: value}
+    _LOADED[os.fspath(path)] = payload
+    write_json(entry_name(payload["sha256"]), payload, check_key="toml")
 
 
 def sha256(data: bytes) -> str:
@@ -90,14 +137,14 @@ def read_json(name: str) -> dict | None:
     directory = cache_dir()
     if directory is None or not _private_dir(directory):
         return None
-    payload = _read_entry(os.path.join(directory, name), own=True)
+    payload = _read_entry(os.path.join(directory, name))
     # nested deeper than a parser's output ever is: whoever walked it (a deep copy, a validator) would run out
-    # of stack (the shipped entries are the package's own, made by tools/compiled_rules.py, and skip this walk)
+    # of stack
     return payload if payload is not None and shallow(payload) else None
 
 
-def _read_entry(path: str, own: bool) -> dict | None:
-    """A JSON object from a regular file of bounded size (with `own`: this user's, writable by no one else)."""
+def _read_entry(path: str) -> dict | None:
+    """A JSON object from a regular file of this user's, writable by no one else, of bounded size."""
     flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     try:
         fd = os.open(path, flags)
@@ -106,7 +153,7 @@ def _read_entry(path: str, own: bool) -> dict | None:
     try:
         info = os.fstat(fd)
         if (not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ENTRY_BYTES
-                or own and (info.st_uid != os.getuid() or info.st_mode & 0o022)):
+                or info.st_uid != os.getuid() or info.st_mode & 0o022):
             return None
         data = os.read(fd, MAX_ENTRY_BYTES + 1)
     except OSError:
@@ -133,13 +180,6 @@ def shallow(value, limit: int = MAX_ENTRY_DEPTH) -> bool:
         if depth > limit:
             return False
         level = [item for node in containers for item in (node.values() if isinstance(node, dict) else node)]
-
-
-def read_shipped(name: str) -> dict | None:
-    """The JSON object of the shipped entry `name` (in `SHIPPED_DIR`), or None unless it is a regular file
-    (not a link) of bounded size that parses as a JSON object. The caller checks what the object holds, as
-    for a cache entry."""
-    return _read_entry(os.path.join(SHIPPED_DIR, name), own=False)
 
 
 def write_json(name: str, payload: dict, check_key: str | None = None) -> None:
@@ -194,9 +234,10 @@ MAX_ENTRIES = 256
 STALE_TEMP_SECONDS = 3600
 
 
-def _entry_name(name: str) -> bool:
-    """A name this cache gives its entries (a SHA-256 in hex, then `.json` or `.expr.json`), or a temporary
-    file of one (`ENTRY.PID.tmp`)."""
+def _own_name(name: str) -> bool:
+    """A name this cache gives its entries (a SHA-256 in hex, then `.json`; `.expr.json`: the compiled
+    expressions that earlier versions kept apart, removed as entries are), or a temporary file of one
+    (`ENTRY.PID.tmp`)."""
     base = name
     if base.endswith(".tmp"):
         base, _, pid = base[:-4].rpartition(".")
@@ -220,7 +261,7 @@ def prune(directory: str, keep: str | None = None, now: float | None = None) -> 
     try:
         with os.scandir(directory) as it:
             for e in it:
-                if not _entry_name(e.name) or e.name == keep:
+                if not _own_name(e.name) or e.name == keep:
                     continue
                 try:
                     info = e.stat(follow_symlinks=False)

@@ -1,6 +1,8 @@
-"""The cache of compiled rule expressions: every shipped ruleset answers the same without it and from a warm one; a warm load compiles nothing (and imports no parser); a changed or hostile entry (truncated, corrupted,
-another format's or file's, a link, another user's, writable by others, source that reaches beyond the rules'
-names) is ignored, the file compiled again and the entry rewritten."""
+"""Compiled rule expressions in the rule file's cache entry: every shipped ruleset answers the same without the
+cache and from a warm one; a warm load compiles nothing (and imports no parser); a changed or hostile entry
+(truncated, corrupted, another format's or file's, a link, another user's, writable by others, source that
+reaches beyond the rules' names) is ignored, the file compiled again and the entry rewritten; what an edited
+loader compiles is never taken from an entry an earlier one wrote."""
 
 from __future__ import annotations
 
@@ -16,14 +18,8 @@ import promote_cli
 from promote_cli import tomlcache
 from promote_cli.oracle import expr, exprcache, registry
 
-RULES = Path(__file__).resolve().parent.parent / "rules"
-
-
-@pytest.fixture(autouse=True)
-def _no_shipped_entries(tmp_path, monkeypatch):
-    """These tests are about the per-user cache: the entries shipped with the package are out of the way
-    (tests/test_compiled_rules.py tests those)."""
-    monkeypatch.setattr(tomlcache, "SHIPPED_DIR", str(tmp_path / "no shipped entries"))
+ROOT = Path(__file__).resolve().parent.parent
+RULES = ROOT / "rules"
 
 
 @pytest.fixture
@@ -81,7 +77,7 @@ def test_every_ruleset_answers_the_same_without_and_with_a_warm_cache(cache, mon
     for spec in specs:  # cold: compiled, and the entries written
         registry.clear_cache()
         promote_cli.load(spec)
-    assert len(list(cache.glob("*.expr.json"))) == len(specs)
+    assert len(_with_expressions(cache)) == len(specs)  # one rule file each
     calls = _compiles(monkeypatch)
     warm = {spec: _answers(spec) for spec in specs}
     assert calls == []  # every expression came from the cache
@@ -103,10 +99,21 @@ def test_a_warm_query_imports_no_expression_parser(cache, tmp_path):
     assert warm.stdout.strip() == "[]", warm.stdout  # ... the warm one only read
 
 
+def _with_expressions(cache: Path) -> dict:
+    """The entries that hold compiled expressions: name -> what they say."""
+    entries = {p.name: json.loads(p.read_text()) for p in cache.glob("*.json")}
+    return {name: payload for name, payload in entries.items() if "expressions" in payload}
+
+
+def _entry_of(cache: Path, path: Path) -> Path:
+    return cache / tomlcache.entry_name(tomlcache.sha256(path.read_bytes()))
+
+
 def _entry(cache: Path) -> Path:
     registry.clear_cache()
     promote_cli.load("openvino")
-    (entry,) = cache.glob("*.expr.json")
+    entry = _entry_of(cache, RULES / "openvino.toml")
+    assert list(_with_expressions(cache)) == [entry.name]
     return entry
 
 
@@ -116,8 +123,12 @@ def _edit(entry: Path, change) -> None:
     entry.write_text(json.dumps(payload))
 
 
+def _sites(payload) -> dict:
+    return payload["expressions"]["sites"]
+
+
 def _first_site(payload) -> list:
-    return next(iter(payload["expressions"].values()))
+    return next(iter(_sites(payload).values()))
 
 
 def _truncated(entry):
@@ -133,15 +144,19 @@ def _other_format(entry):
 
 
 def _other_files_key(entry):
-    _edit(entry, lambda p: p.update(key="0" * 64))
+    _edit(entry, lambda p: p["expressions"].update(of="0" * 64))
 
 
 def _not_a_table_of_sites(entry):
+    _edit(entry, lambda p: p["expressions"].update(sites=[1, 2]))
+
+
+def _not_a_table_of_expressions(entry):
     _edit(entry, lambda p: p.update(expressions=[1, 2]))
 
 
 def _a_site_missing(entry):
-    _edit(entry, lambda p: p["expressions"].pop(next(iter(p["expressions"]))))
+    _edit(entry, lambda p: _sites(p).pop(next(iter(_sites(p)))))
 
 
 def _another_texts_source(entry):
@@ -186,7 +201,8 @@ def _another_users(entry):
 
 _GOOD: dict = {}  # openvino's answers, computed once
 
-SPOILS = [_truncated, _corrupted, _other_format, _other_files_key, _not_a_table_of_sites, _a_site_missing,
+SPOILS = [_truncated, _corrupted, _other_format, _other_files_key, _not_a_table_of_sites,
+          _not_a_table_of_expressions, _a_site_missing,
           _another_texts_source, _source_calling_outside_the_rules, _source_reaching_for_an_attribute,
           _source_defining_a_function, _source_that_does_not_compile, _names_beyond_the_rules, _symlink,
           _others_can_write, _another_users]
@@ -196,9 +212,9 @@ SPOILS = [_truncated, _corrupted, _other_format, _other_files_key, _not_a_table_
 def test_a_hostile_entry_is_ignored_compiled_again_and_rewritten(cache, monkeypatch, spoil):
     good = _GOOD.get("openvino") or _GOOD.setdefault("openvino", _answers("openvino"))
     entry = _entry(cache)
-    if spoil not in (_truncated, _corrupted, _other_format, _not_a_table_of_sites):
+    if spoil not in (_truncated, _corrupted, _other_format, _not_a_table_of_sites, _not_a_table_of_expressions):
         # besides what the spoil changes, the entry says something the file does not
-        _edit(entry, lambda p: [site.__setitem__(1, "i8") for site in p["expressions"].values()
+        _edit(entry, lambda p: [site.__setitem__(1, "i8") for site in _sites(p).values()
                                 if site[0].startswith("table(")])
     spoil(entry)
     calls = _compiles(monkeypatch)
@@ -208,32 +224,100 @@ def test_a_hostile_entry_is_ignored_compiled_again_and_rewritten(cache, monkeypa
     assert _answers("openvino") == good and calls == []  # the rewritten entry serves
 
 
-def test_a_changed_rule_file_or_compiler_selects_another_entry(cache, tmp_path, monkeypatch):
+def test_a_changed_rule_file_or_compiler_is_compiled_again(cache, tmp_path, monkeypatch):
     rules = tmp_path / "rules"
     rules.mkdir()
     text = (RULES / "openvino.toml").read_text(encoding="utf-8")
-    (rules / "openvino.toml").write_text(text, encoding="utf-8")
+    path = rules / "openvino.toml"
+    path.write_text(text, encoding="utf-8")
     monkeypatch.setenv("PROMOTE_RULES_PATH", str(rules))
-    _entry(cache)
-    (rules / "openvino.toml").write_text(text + "\n# a comment changes the file, not its data\n", encoding="utf-8")
     registry.clear_cache()
     promote_cli.load("openvino")
-    assert len(list(cache.glob("*.expr.json"))) == 1  # the same data: the same entry
-    (rules / "openvino.toml").write_text(text.replace('description = "', 'description = "Changed. ', 1),
-                                         encoding="utf-8")
+    calls = _compiles(monkeypatch)
+    for changed in (text.replace('description = "', 'description = "Changed. ', 1), text):
+        path.write_text(changed, encoding="utf-8")
+        registry.clear_cache()
+        promote_cli.load("openvino")
+        assert "expressions" in json.loads(_entry_of(cache, path).read_text())
+    assert len(_with_expressions(cache)) == 2 and calls  # the changed file compiled, its own entry written ...
+    calls.clear()
     registry.clear_cache()
     promote_cli.load("openvino")
-    assert len(list(cache.glob("*.expr.json"))) == 2
-    monkeypatch.setattr(exprcache, "_compiler_digest", ["0" * 64])
+    assert calls == []  # ... and the file as it was is served by its entry
+    monkeypatch.setattr(tomlcache, "_tag", [f"{tomlcache.FORMAT}/{sys.implementation.cache_tag}/another-stamp"])
+    registry.clear_cache()
+    promote_cli.load("openvino")
+    assert calls and json.loads(_entry_of(cache, path).read_text())["format"].endswith("/another-stamp")
+
+
+def test_a_changed_base_file_compiles_the_file_that_extends_it_again(cache, tmp_path, monkeypatch):
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    base, leaf = rules / "array-api@2025.12.toml", rules / "array-api@2021.12.toml"
+    text = (RULES / base.name).read_text(encoding="utf-8")
+    base.write_text(text, encoding="utf-8")
+    leaf.write_bytes((RULES / leaf.name).read_bytes())
+    monkeypatch.setenv("PROMOTE_RULES_PATH", str(rules))
+    registry.clear_cache()
+    promote_cli.load("array-api@2021.12")
+    kept = json.loads(_entry_of(cache, leaf).read_text())["expressions"]
+    assert kept["of"] != tomlcache.sha256(leaf.read_bytes())  # keyed by the merged data, not the file's
     calls = _compiles(monkeypatch)
     registry.clear_cache()
-    promote_cli.load("openvino")
-    assert calls and len(list(cache.glob("*.expr.json"))) == 3
+    promote_cli.load("array-api@2021.12")
+    assert calls == []
+    base.write_text(text.replace("standard has no {dtype} type", "standard has no {dtype}", 1), encoding="utf-8")
+    registry.clear_cache()
+    # the same leaf file, another base: compiled again
+    assert promote_cli.load("array-api@2021.12").unsupported_type.endswith("no {dtype}") and calls
+    assert json.loads(_entry_of(cache, leaf).read_text())["expressions"]["of"] != kept["of"]
+
+
+def test_an_edited_loader_never_takes_what_an_earlier_one_compiled(tmp_path):
+    """The package copied, a query answered (its entry written), the entry made to say what an earlier loader
+    might have compiled (the clauses that refuse never hold: the query then answers instead of refusing),
+    which the same installation takes; after an edit to the loader that keeps its size and mtime, the file is
+    compiled again and the query refuses, as the file says."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(ROOT / "promote_cli", copy / "promote_cli", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(RULES, copy / "rules")
+    cache = tmp_path / "cache"
+    env = {**os.environ, "PYTHONPATH": str(copy), "PROMOTE_CACHE_DIR": str(cache)}
+    env.pop("PROMOTE_RULES_PATH", None)
+
+    def query():
+        code = ("import sys; from promote_cli.cli import run; "
+                "sys.argv = ['promote', 'query', 'i8', 'u8', '-f', 'openvino']; run()")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=copy,
+                              timeout=60, check=False)
+        return done.returncode, done.stdout.strip()
+
+    def entries() -> dict:  # the copy's entries of its openvino.toml (the copy's format names them)
+        digest = tomlcache.sha256((copy / "rules" / "openvino.toml").read_bytes())
+        return {p: payload for p, payload in _with_expressions(cache).items() if payload["sha256"] == digest}
+
+    assert query() == (1, "")  # refused: i8 with u8 needs promote_unsafe
+    (entry,) = (cache / name for name in entries())
+    _edit(entry, lambda p: [site.__setitem__(1, "False") for key, site in _sites(p).items()
+                            if key.startswith("after[")])
+    assert query() == (0, "i16")  # the same installation takes its entry as it is
+    loader = copy / "promote_cli" / "oracle" / "loader.py"
+    info = loader.stat()
+    data = loader.read_bytes()
+    loader.write_bytes(data[:-1] + (b" " if data[-1:] != b" " else b"\n"))  # the same size, one byte changed
+    os.utime(loader, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert loader.stat().st_size == info.st_size and loader.stat().st_mtime_ns == info.st_mtime_ns
+    assert query() == (1, "")  # compiled again by this loader, as the file says
+    (new,) = (payload for name, payload in entries().items() if name != entry.name)
+    assert new["format"] != json.loads(entry.read_text())["format"]
+    assert all(site[1] != "False" for site in _sites(new).values())
 
 
 def test_checking_files_writes_no_entries(cache):
     promote_cli.validate([str(RULES / "paddle.toml")])
-    assert list(cache.glob("*.expr.json")) == []
+    assert _with_expressions(cache) == {}
 
 
 def test_the_cache_off_compiles_every_time(monkeypatch, tmp_path):

@@ -1,6 +1,7 @@
-"""The cache of parsed TOML: answers are the same with it, without it and from a warm one; a changed or hostile
-entry (truncated, corrupted, another file's, another format's, a link, another user's, writable by others) is
-ignored and rebuilt; a cached dict is validated like a freshly parsed file."""
+"""The per-user cache's entries (one per TOML file: the parsed TOML, and a rule file's compiled expressions):
+answers are the same with it, without it and from a warm one; a changed or hostile entry (truncated,
+corrupted, another file's, another format's or installation's, a link, another user's, writable by others) is
+ignored and rebuilt; a cached dict is validated like a freshly parsed file; nothing generated is committed."""
 
 from __future__ import annotations
 
@@ -16,15 +17,10 @@ from promote_cli import tomlcache
 from promote_cli.errors import RuleFileError
 from promote_cli.oracle.loader import read_toml
 
-RULES = Path(__file__).resolve().parent.parent / "rules"
+ROOT = Path(__file__).resolve().parent.parent
+RULES = ROOT / "rules"
+VOCABULARY = ROOT / "promote_cli" / "vocab" / "dtypes.toml"
 QUESTIONS = ["i8 u8", "I8 uint8", "0d:f16 py:float", "weak:bf16 u8", "f16 bf16", "c64 f64", "frob i8", "i8"]
-
-
-@pytest.fixture(autouse=True)
-def _no_shipped_entries(tmp_path, monkeypatch):
-    """These tests are about the per-user cache: the entries shipped with the package are out of the way
-    (tests/test_compiled_rules.py tests those)."""
-    monkeypatch.setattr(tomlcache, "SHIPPED_DIR", str(tmp_path / "no shipped entries"))
 
 
 def _batch(env_cache: str | None, framework: str = "paddle") -> subprocess.CompletedProcess:
@@ -37,12 +33,19 @@ def _batch(env_cache: str | None, framework: str = "paddle") -> subprocess.Compl
                            "json"], input="\n".join(QUESTIONS) + "\n", capture_output=True, text=True, env=env)
 
 
-def test_answers_are_identical_without_with_a_cold_and_with_a_warm_cache(tmp_path):
+def test_answers_are_identical_without_with_a_cold_a_warm_and_an_unwritable_cache(tmp_path):
     cache = str(tmp_path / "cache")
-    off, cold, warm = _batch(None), _batch(cache), _batch(cache)
-    assert off.stdout and off.stdout == cold.stdout == warm.stdout
-    assert off.returncode == cold.returncode == warm.returncode
-    assert list(Path(cache).glob("*.json")) == []  # the package's own files: its shipped entries serve
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")  # a directory inside a regular file cannot be made, not even by root
+    off, cold, warm, unwritable = _batch(None), _batch(cache), _batch(cache), _batch(str(blocker / "cache"))
+    assert off.stdout and off.stdout == cold.stdout == warm.stdout == unwritable.stdout
+    assert off.returncode == cold.returncode == warm.returncode == unwritable.returncode
+    assert off.stderr == cold.stderr == warm.stderr == unwritable.stderr
+    entries = {p.name: json.loads(p.read_text()) for p in Path(cache).glob("*.json")}
+    vocabulary, rules = (_entry(Path(cache), path).name for path in (VOCABULARY, RULES / "paddle.toml"))
+    files = {_entry(Path(cache), path).name for path in [VOCABULARY, *RULES.glob("paddle*.toml")]}
+    assert {vocabulary, rules} <= set(entries) <= files  # made at first use: one entry for each file read
+    assert entries[rules]["expressions"]["sites"] and "expressions" not in entries[vocabulary]
 
 
 @pytest.fixture
@@ -55,7 +58,7 @@ def cache(tmp_path, monkeypatch):
 def _entry(cache: Path, path: Path) -> Path:
     import hashlib
 
-    return cache / (hashlib.sha256(path.read_bytes()).hexdigest() + ".json")
+    return cache / tomlcache.entry_name(hashlib.sha256(path.read_bytes()).hexdigest())
 
 
 def _parses(monkeypatch) -> list:
@@ -115,8 +118,8 @@ def _spoil_other_files_digest(entry: Path):
 
 
 def _spoil_not_a_dict(entry: Path):
-    entry.write_text(json.dumps({"format": json.loads(entry.read_text())["format"],
-                                 "sha256": entry.stem, "toml": [1, 2]}))
+    payload = json.loads(entry.read_text())
+    entry.write_text(json.dumps({"format": payload["format"], "sha256": payload["sha256"], "toml": [1, 2]}))
 
 
 def _spoil_symlink(entry: Path):
@@ -160,7 +163,6 @@ def test_a_cache_directory_others_can_write_or_a_link_is_not_used(tmp_path, monk
     link.symlink_to(real)
     for directory, mode in [(link, 0o700), (real, 0o777)]:
         real.chmod(mode)
-        monkeypatch.setattr(tomlcache, "SHIPPED_DIR", str(tmp_path / "no shipped entries"))  # undone below
         monkeypatch.setenv("PROMOTE_CACHE_DIR", str(directory))
         read_toml(path)
         calls = _parses(monkeypatch)
@@ -231,7 +233,7 @@ def _spoil_directory(entry: Path):
 def test_a_huge_deep_or_special_entry_is_ignored_and_never_waited_on(cache, tmp_path, monkeypatch, spoil):
     import time
 
-    path = tmp_path / "rules" / "cann.toml"  # a user's file: the per-user cache serves it (no shipped entry)
+    path = tmp_path / "rules" / "cann.toml"  # a user's file
     path.parent.mkdir()
     path.write_bytes((RULES / "cann.toml").read_bytes() + b"# a user's copy\n")
     good = read_toml(path)
@@ -324,3 +326,82 @@ def test_prune_of_a_missing_or_unreadable_directory_is_no_error(tmp_path):
     f = tmp_path / "file"
     f.write_text("x")
     tomlcache.prune(str(f))
+
+
+def test_an_entry_another_installation_wrote_is_not_used(cache, monkeypatch):
+    """An entry carries the format of the code that wrote it, and is named by it: another installation,
+    interpreter or version of the loader parses the file again and keeps an entry of its own, and one that
+    carries another format under this installation's name is ignored and rewritten."""
+    path = RULES / "cann.toml"
+    good = read_toml(path)
+    ours = _entry(cache, path)
+    assert json.loads(ours.read_text())["format"] == tomlcache.tag()
+    monkeypatch.setattr(tomlcache, "_tag", [f"{tomlcache.FORMAT}/another-python/another-stamp"])
+    theirs = _entry(cache, path)
+    calls = _parses(monkeypatch)
+    assert read_toml(path) == good and len(calls) == 1
+    assert theirs != ours and json.loads(theirs.read_text())["format"] == tomlcache.tag()
+    assert read_toml(path) == good and len(calls) == 1
+    theirs.write_text(ours.read_text())  # our entry under their name
+    assert read_toml(path) == good and len(calls) == 2
+    assert json.loads(theirs.read_text())["format"] == tomlcache.tag()
+
+
+def _stamped_copy(tmp_path, monkeypatch) -> Path:
+    """The stamped files copied to a directory the stamp is taken from from now on."""
+    import shutil
+
+    here = Path(tomlcache.__file__).parent
+    for name in tomlcache.STAMPED:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(here / name, tmp_path / name)
+    monkeypatch.setattr(tomlcache, "_HERE", str(tmp_path))
+    monkeypatch.setattr(tomlcache, "_tag", [])
+    return tmp_path
+
+
+@pytest.mark.parametrize("name", tomlcache.STAMPED)
+def test_the_stamp_changes_with_any_write_to_a_stamped_file(tmp_path, monkeypatch, name):
+    """Even an edit that keeps the file's size and sets its mtime back changes the stamp (its ctime), so compiled
+    output of an edited loader or compiler is never taken for the current one's."""
+    import time
+
+    copy = _stamped_copy(tmp_path, monkeypatch)
+    before = tomlcache.tag()
+    assert before is not None and before.startswith(f"{tomlcache.FORMAT}/{sys.implementation.cache_tag}/")
+    monkeypatch.setattr(tomlcache, "_tag", [])
+    assert tomlcache.tag() == before  # the same files: the same stamp
+    path = copy / name
+    info = path.stat()
+    time.sleep(0.05)  # past the file system's clock tick
+    data = path.read_bytes()
+    path.write_bytes(data[:-1] + (b" " if data[-1:] != b" " else b"\n"))  # same size, one byte changed
+    os.utime(path, ns=(info.st_atime_ns, info.st_mtime_ns))
+    assert path.stat().st_size == info.st_size and path.stat().st_mtime_ns == info.st_mtime_ns
+    monkeypatch.setattr(tomlcache, "_tag", [])
+    assert tomlcache.tag() not in (before, None)
+
+
+def test_a_stamped_file_that_cannot_be_read_turns_the_cache_off(tmp_path, monkeypatch, cache):
+    copy = _stamped_copy(tmp_path / "package", monkeypatch)
+    (copy / "oracle" / "loader.py").unlink()
+    calls = _parses(monkeypatch)
+    read_toml(RULES / "cann.toml")
+    read_toml(RULES / "cann.toml")
+    assert tomlcache.tag() is None and len(calls) == 2 and not cache.exists()
+
+
+def test_the_package_holds_no_generated_files():
+    """The cache's entries are made at first use, never committed: what the package tracks is source (`.py`) and
+    the hand-written data it reads (the vocabulary, the expression corpus)."""
+    done = subprocess.run(["git", "-C", str(ROOT), "ls-files", "promote_cli"], capture_output=True, text=True,
+                          check=False)
+    if done.returncode == 0 and done.stdout:
+        tracked = done.stdout.split()
+    else:  # not a git checkout (an unpacked sdist): what is on disk
+        tracked = [str(p.relative_to(ROOT)) for p in (ROOT / "promote_cli").rglob("*")
+                   if p.is_file() and "__pycache__" not in p.parts]
+    assert tracked and "promote_cli/vocab/dtypes.toml" in tracked
+    assert not [t for t in tracked if not t.endswith(".py")
+                and t not in ("promote_cli/vocab/dtypes.toml", "promote_cli/probes/expressions.txt")]
+    assert not [t for t in tracked if t.startswith("promote_cli/compiled/") or tomlcache._own_name(Path(t).name)]

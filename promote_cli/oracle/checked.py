@@ -1,9 +1,9 @@
 """A checked rule expression and the environment it is evaluated in.
 
 `expr.py` parses and checks expressions (it needs `ast`); this module holds only what
-answering needs once they are compiled, whether from a rule file or from the cache of
-compiled expressions (`exprcache.py`), so that a query whose expressions are cached never
-imports the parser.
+answering needs once they are compiled, whether from a rule file or from the compiled
+expressions kept in the per-user cache (`exprcache.py`), so that a query whose expressions are
+cached never imports the parser.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def from_source(text: str, source: str, names, allowed: frozenset[str]) -> Expr 
     attribute name) is in `allowed` or the compiler's own `INTERNAL_NAMES`, with plain constants only and no
     function of its own. So even a tampered entry touches no dunder attribute and calls nothing but the
     evaluation environment's functions (which has no builtins); what it computes with them is trusted as the
-    user's own cache is (see exprcache.py)."""
+    user's own cache is (see tomlcache.py)."""
     if not (isinstance(text, str) and isinstance(source, str) and isinstance(names, list)
             and all(isinstance(n, str) for n in names) and len(source) <= MAX_SOURCE):
         return None

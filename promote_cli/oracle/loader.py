@@ -167,7 +167,7 @@ def read_toml(path) -> dict:
         raise RuleFileError(f"{path}: not UTF-8 (byte {exc.start}, line {line})") from None
     from promote_cli import tomlcache
 
-    return tomlcache.loads(data, lambda: parse_toml(text, path))
+    return tomlcache.loads(data, lambda: parse_toml(text, path), path)
 
 
 def parse_toml(text: str, path) -> dict:
@@ -212,18 +212,10 @@ def merge(base: dict, override: dict) -> dict:
 
 def build(raw: dict, path: str, cache: bool = False) -> Ruleset:
     """Validate and compile a (merged) rule-file dict. With `cache`, its compiled expressions come from (and
-    go to) the per-user cache (`exprcache.py`), or from the entries shipped with the package for its own rule
-files; every other part of the file is checked either way."""
-    if cache:  # the package's own rule files: compiled expressions shipped with it
-        shipped = exprcache.shipped_key(raw, dtypes.DTYPES)
-        sites = exprcache.read_shipped(shipped) if shipped is not None else None
-        if sites is not None:
-            try:
-                return _build(raw, path, sites)[0]
-            except exprcache.Stale:
-                pass
-    name = exprcache.key(raw, dtypes.DTYPES) if cache else None
-    sites = exprcache.read(name) if name is not None else None
+    go to) the cache entry of the rule file `path` (`exprcache.py`); every other part of the file is checked
+    either way."""
+    name = exprcache.key(raw, path, dtypes.DTYPES) if cache else None
+    sites = exprcache.read(path, name) if name is not None else None
     if sites is not None:
         try:
             return _build(raw, path, sites)[0]
@@ -231,7 +223,7 @@ files; every other part of the file is checked either way."""
             pass
     rs, compiled = _build(raw, path, None)
     if name is not None:
-        exprcache.write(name, compiled)
+        exprcache.write(path, name, compiled)
     return rs
 
 
