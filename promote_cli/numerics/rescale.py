@@ -335,7 +335,7 @@ def input_name(dtype: np.dtype, from_: str | None = None, unsigned: bool = False
     if from_ is not None:
         name = from_.lower()
         if name not in STORAGE:
-            raise UsageError(f"--from {from_}: RESCALE takes i8, i16, i32, i48, u8 or u16 input")
+            raise UsageError(f"--from {from_}: TOSA RESCALE has no input type {name} (use i8, i16, i32, i48, u8 or u16)")
         if STORAGE[name].itemsize != dtype.itemsize or dtype.kind not in "iu":
             raise UsageError(f"--from {name} needs {STORAGE[name].itemsize}-byte integer storage, "
                              f"the array holds {dtype}")
