@@ -31,8 +31,8 @@ Options in the recording: ``{"dtype_conversion_mode": MODE, "prefer_float32": BO
 on every case.  The recording's ``not_asked`` lists TensorFlow's dtypes the probe does not
 ask (``tf.NAME``, read from the installed TensorFlow: the quantized types, ``string``,
 ``resource`` and ``variant``, which have no canonical name), then any asked type this
-installation's vocabulary has no TensorFlow name for.  TensorFlow is imported only inside the worker subprocess, so importing
-this module never fails when the package is absent.
+installation's vocabulary has no TensorFlow name for.  TensorFlow is imported only inside
+the worker subprocess, so importing this module never fails when the package is absent.
 """
 
 from __future__ import annotations
@@ -54,8 +54,8 @@ PACKAGE = "tensorflow-cpu"
 #: are the vocabulary's (``native_names("tensorflow")``); a test checks that this lists
 #: every type TensorFlow names.
 ASKED = ("bool", "i2", "i4", "i8", "i16", "i32", "i64", "u2", "u4", "u8", "u16", "u32", "u64",
-         "f4e2m1", "f8e4m3", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz", "bf16", "f16", "f32", "f64",
-         "c64", "c128")
+         "f4e2m1", "f8e4m3", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz", "bf16", "f16", "f32",
+         "f64", "c64", "c128")
 _NAMES = native_names("tensorflow")
 #: canonical dtype name -> TensorFlow dtype name, for the asked types the vocabulary of
 #: this installation names (others are not asked).
