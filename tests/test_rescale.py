@@ -58,7 +58,12 @@ def test_type_support_agrees_with_reference_model():
 
 def test_support_recording_covers_every_flag_and_both_answers():
     rows = MANIFEST["support"]
-    assert {r[0] for r in rows} == {"i8", "i16", "i32", "i48"} and {r[3] for r in rows} == {"single", "double", "inexact"}
+    every = set(probe.SUPPORT_TYPES + probe.OTHER_TYPES)
+    assert {r[0] for r in rows} == {r[1] for r in rows} == every
+    assert {r[3] for r in rows} == {"single", "double", "inexact"}
+    others = [r for r in rows if {r[0], r[1]} & set(probe.OTHER_TYPES)]
+    assert len(others) == 2 * 3 * (len(every) ** 2 - len(probe.SUPPORT_TYPES) ** 2)
+    assert not any(r[10] for r in others)  # the model has no i4 or i64 RESCALE, as the spec says
     accepted = [r for r in rows if r[10]]
     refused = [r for r in rows if not r[10]]
     assert len(accepted) > 100 and len(refused) > 1000
@@ -73,6 +78,21 @@ def test_support_recording_covers_every_flag_and_both_answers():
         for rule in broken_rules(probe.config_of(probe.support_form(r))):
             hit.add(rule.name)
     assert hit == {r.name for r in RULES if r.kind == "ERROR_IF"}
+
+
+def test_unsigned_i48_input_is_refused_as_the_model_refuses_it():
+    """i48 input with input_unsigned: the model refuses every form, scale16 with SINGLE_ROUND
+    and INEXACT_ROUND to i8 and i16 for that flag alone; `rescale_array` given --from i48
+    and the flag (the support check's path) refuses them quoting the same rule."""
+    rows = [r for r in MANIFEST["support"] if r[0] == "i48" and r[6]]
+    assert rows and not any(r[10] for r in rows)
+    alone = [r for r in rows if not r[2] and r[3] in ("single", "inexact") and r[1] in ("i8", "i16")
+             and not r[7] and not r[4] and r[5] == 1 and not r[8] and not r[9]]
+    assert sorted((r[1], r[3]) for r in alone) == sorted((o, m) for o in ("i8", "i16") for m in ("single", "inexact"))
+    for row in alone:
+        assert "unsigned int48" in row[11], row
+        ours, why = probe.ours_accepts(probe.support_form(row))
+        assert not ours and RULE["u48_input"].text in why, (row, why)
 
 
 def ours_legal(row) -> bool:

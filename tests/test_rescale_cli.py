@@ -133,6 +133,24 @@ def test_i48_from_int64(tmp_path):
     assert r.exit_code == 2 and RULE["scale32_i48"].text in r.stderr
 
 
+@pytest.mark.parametrize("to", ["i8", "i16", "i32"])
+@pytest.mark.parametrize("rounding", ["single", "inexact"])
+def test_unsigned_i48_input_exits_2_and_writes_nothing(tmp_path, to, rounding):
+    """--from i48 --input-unsigned is u48 input, which the spec (and the reference model)
+    refuses; it used to be read as i48, the flag ignored."""
+    p = tmp_path / "a48.npy"
+    np.save(p, np.arange(-3, 5, dtype=np.int64))
+    r = run(p, "--to", to, "--from", "i48", "--input-unsigned", "--scale16", "--rounding", rounding,
+            "--multiplier", "16384", "--shift", "14")
+    assert r.exit_code == 2
+    errors = [line for line in r.stderr.splitlines() if "is not defined" in line]
+    assert len(errors) == 1 and "RESCALE u48 -> " in errors[0], r.stderr
+    assert RULE["u48_input" if to != "i32" else "unsigned_to_i32"].text in errors[0]
+    assert os.listdir(tmp_path) == ["a48.npy"]
+    with pytest.raises(UsageError, match=r"ERROR_IF\("):
+        rescale_array(np.load(p), to, 16384, 14, scale32=False, rounding=rounding, from_="i48", input_unsigned=True)
+
+
 def test_a_require_failing_mid_stream_leaves_no_output(tmp_path):
     p = tmp_path / "big.npy"
     x = np.zeros(200_000, np.int32)

@@ -156,6 +156,19 @@ def test_tensorflow_recording_covers_every_mode_and_op():
     assert any(c[1].startswith("weak:") for c in data["cases"] if c[3]["dtype_conversion_mode"] == "off")
 
 
+def test_tensorflow_recording_lists_what_it_did_not_ask():
+    """The header's not_asked names TensorFlow's dtypes without a canonical name; every other
+    dtype (float4_e2m1fn included) is asked, in every op and mode."""
+    data = _recording("tensorflow-2.21.json")
+    assert set(data["not_asked"]) == {"tf.qint8", "tf.quint8", "tf.qint16", "tf.quint16", "tf.qint32",
+                                      "tf.string", "tf.resource", "tf.variant"}
+    assert not {name.removeprefix("tf.") for name in data["not_asked"]} & set(tf_probe.FROM_TF)
+    operands = {x.split(":", 1)[-1] for c in data["cases"] for x in c[1:3] if not x.startswith("py:")}
+    assert operands == set(tf_probe.TO_TF) == set(tf_probe.ASKED)
+    seen = {(c[0], c[3]["dtype_conversion_mode"]) for c in data["cases"] if "f4e2m1" in c[1:3]}
+    assert seen == {(op, mode) for op in tf_probe.OPS for mode in tf_probe.MODES}
+
+
 # ---------------------------------------------------------------- the rulesets
 
 @pytest.mark.parametrize("a, b, op, want", [
@@ -185,6 +198,13 @@ def test_torch_answers(a, b, op, want):
     ("i32", "f32", "tnp.add", "all", "f64"),
     ("0d:i32", "f32", "+", "all", "f32"),
     ("weak:i32", "i8", "add", "legacy", None),
+    ("bool", "f4e2m1", "tnp.result_type", "legacy", "f4e2m1"),  # TensorFlow 2.21 has float4_e2m1fn
+    ("f32", "f4e2m1", "tnp.result_type", "legacy", "f32"),
+    ("f4e2m1", "bool", "tnp.result_type", "off", "f4e2m1"),
+    ("f4e2m1", "i16", "tnp.result_type", "legacy", None),     # NumPy cannot promote them
+    ("bool", "f4e2m1", "tnp.result_type", "safe", None),      # Implicit Conversion ... is not allowed
+    ("f32", "f4e2m1", "tnp.result_type", "all", None),
+    ("f4e2m1", "f4e2m1", "add", "off", None),                 # no AddV2 kernel
 ])
 def test_tensorflow_answers(a, b, op, mode, want):
     got = answer(registry.load("tensorflow"), a, b, op, {"dtype_conversion_mode": mode})

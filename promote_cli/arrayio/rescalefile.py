@@ -53,6 +53,7 @@ def rescale_file(src_path, dst_path=None, to: str = "", multiplier=None, shift=N
         input_name,
         make_plan,
         normalize_scale,
+        unsigned_name,
     )
 
     if not to:
@@ -64,17 +65,13 @@ def rescale_file(src_path, dst_path=None, to: str = "", multiplier=None, shift=N
         multiplier, shift = [m for m, _ in chosen], [s for _, s in chosen]
     elif multiplier is None or shift is None:
         raise UsageError("give --multiplier and --shift, or --scale")
-    to = to.lower()
-    if output_unsigned and to.startswith("i"):
-        to = "u" + to[1:]
+    to = unsigned_name(to, output_unsigned)
     src_path = os.fspath(src_path)
     start = time.perf_counter()
     state: dict = {}
 
     def prepare(header, source):
-        name = input_name(source.native, from_)
-        if input_unsigned and name.startswith("i") and name != "i48":
-            name = "u" + name[1:]
+        name = input_name(source.native, from_, input_unsigned)
         shape = header.shape
         plan = make_plan(name, to, multiplier, shift, input_zp=input_zp, output_zp=output_zp, scale32=scale32,
                          rounding=rounding, per_channel=per_channel, rank=len(shape),

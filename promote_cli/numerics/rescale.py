@@ -326,24 +326,33 @@ def make_plan(in_name: str, to: str, multiplier, shift, *, input_zp: int = 0, ou
     return Plan(cfg, multiplier, shift, channels if per_channel else 1)
 
 
-def input_name(dtype: np.dtype, from_: str | None = None) -> str:
-    """The logical input type of an array of storage `dtype`, honouring `from_` (i48 for an
-    int64 array; a same-sized reinterpretation otherwise)."""
+def input_name(dtype: np.dtype, from_: str | None = None, unsigned: bool = False) -> str:
+    """The logical input type of an array of storage `dtype`: `from_` when given (i48 for
+    an int64 array; a same-sized reinterpretation otherwise), else the storage's own, read
+    as unsigned with `unsigned` (input_unsigned: i8 as u8, i16 as u16, i48 as u48, which
+    the spec refuses, so `make_plan` quotes its rule)."""
     dtype = np.dtype(dtype)
     if from_ is not None:
         name = from_.lower()
         if name not in STORAGE:
-            raise UsageError(f"--from {from_}: RESCALE takes i8, i16, i32, i48, u8 or u16 input")
+            raise UsageError(f"--from {from_}: TOSA RESCALE has no input type {name} (use i8, i16, i32, i48, u8 or u16)")
         if STORAGE[name].itemsize != dtype.itemsize or dtype.kind not in "iu":
             raise UsageError(f"--from {name} needs {STORAGE[name].itemsize}-byte integer storage, "
                              f"the array holds {dtype}")
-        return name
+        return unsigned_name(name, unsigned)
     dtype = dtype.newbyteorder("=") if dtype.byteorder not in ("=", "|") else dtype
     if dtype in _OF_STORAGE:
-        return _OF_STORAGE[dtype]
+        return unsigned_name(_OF_STORAGE[dtype], unsigned)
     if dtype == np.dtype(np.int64):
         raise UsageError("an int64 array holds RESCALE input only as i48: say --from i48")
     raise UsageError(f"RESCALE takes integer input (i8, i16, i32, i48, u8, u16), not {dtype}")
+
+
+def unsigned_name(name: str, unsigned: bool) -> str:
+    """A type name read with input_unsigned / output_unsigned: the signed name's unsigned
+    twin (i8 -> u8, i48 -> u48) when `unsigned`, else the name itself (lower-cased)."""
+    name = name.lower()
+    return "u" + name[1:] if unsigned and name.startswith("i") else name
 
 
 def check_i48(x: np.ndarray, first: int = 0) -> None:
@@ -368,12 +377,8 @@ def rescale_array(x, to: str, multiplier, shift, *, input_zp: int = 0, output_zp
     naming the rule. Returns the output (storage dtype of `to`) and `RescaleStats`.
     """
     x = np.asarray(x)
-    name = input_name(x.dtype, from_)
-    if input_unsigned and name.startswith("i") and name != "i48":
-        name = "u" + name[1:]
-    to = to.lower()
-    if output_unsigned and to.startswith("i"):
-        to = "u" + to[1:]
+    name = input_name(x.dtype, from_, input_unsigned)
+    to = unsigned_name(to, output_unsigned)
     plan = make_plan(name, to, multiplier, shift, input_zp=input_zp, output_zp=output_zp, scale32=scale32,
                      rounding=rounding, per_channel=per_channel, rank=x.ndim,
                      channels=x.shape[-1] if x.ndim else 1)

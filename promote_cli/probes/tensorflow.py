@@ -28,8 +28,11 @@ How the answer is read
     (``(<dtype: 'int8'>, weak=True)`` is written ``weak int8``, ``<dtype: 'int8'>`` ``int8``).
 
 Options in the recording: ``{"dtype_conversion_mode": MODE, "prefer_float32": BOOL}``
-on every case.  TensorFlow is imported only inside the worker subprocess, so importing
-this module never fails when the package is absent.
+on every case.  The recording's ``not_asked`` lists TensorFlow's dtypes the probe does not
+ask (``tf.NAME``, read from the installed TensorFlow: the quantized types, ``string``,
+``resource`` and ``variant``, which have no canonical name), then any asked type this
+installation's vocabulary has no TensorFlow name for.  TensorFlow is imported only inside
+the worker subprocess, so importing this module never fails when the package is absent.
 """
 
 from __future__ import annotations
@@ -51,8 +54,8 @@ PACKAGE = "tensorflow-cpu"
 #: are the vocabulary's (``native_names("tensorflow")``); a test checks that this lists
 #: every type TensorFlow names.
 ASKED = ("bool", "i2", "i4", "i8", "i16", "i32", "i64", "u2", "u4", "u8", "u16", "u32", "u64",
-         "f8e4m3", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz", "bf16", "f16", "f32", "f64",
-         "c64", "c128")
+         "f4e2m1", "f8e4m3", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz", "bf16", "f16", "f32",
+         "f64", "c64", "c128")
 _NAMES = native_names("tensorflow")
 #: canonical dtype name -> TensorFlow dtype name, for the asked types the vocabulary of
 #: this installation names (others are not asked).
@@ -196,9 +199,18 @@ def _worker(mode: str, prefer_float32: bool) -> list:
     return cases
 
 
+def tensorflow_dtypes() -> list[str]:
+    """The names of every dtype the running TensorFlow has (reference dtypes left out), in
+    TensorFlow's enum order; called in the worker subprocess, where TensorFlow is imported."""
+    from tensorflow.python.framework import dtypes  # noqa: PLC0415
+
+    found = {d.name: d.as_datatype_enum for d in dtypes._INTERN_TABLE.values() if not d._is_ref_dtype}  # noqa: SLF001
+    return sorted(found, key=found.get)
+
+
 def record(modes: list[str] | None = None) -> dict:
     """Ask every case, one subprocess per (mode, prefer_float32); return a recording."""
-    cases = []
+    cases, named = [], []
     for mode in modes or MODES:
         for prefer in (False, True):
             proc = subprocess.run(
@@ -207,7 +219,9 @@ def record(modes: list[str] | None = None) -> dict:
             if proc.returncode != 0:
                 tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
                 raise RuntimeError(f"the TensorFlow worker for mode {mode} failed: {tail}")
-            cases += json.loads(proc.stdout)
+            answered = json.loads(proc.stdout)
+            cases += answered["cases"]
+            named = answered["dtypes"]
     return {
         "ruleset": FRAMEWORK,
         "package": PACKAGE,
@@ -215,7 +229,7 @@ def record(modes: list[str] | None = None) -> dict:
         "probe": "promote_cli.probes.tensorflow",
         "python": platform.python_version(),
         "device": "cpu",
-        "not_asked": [n for n in ASKED if n not in TO_TF],
+        "not_asked": [f"tf.{n}" for n in named if n not in FROM_TF] + [n for n in ASKED if n not in TO_TF],
         "cases": cases,
     }
 
@@ -224,6 +238,6 @@ if __name__ == "__main__":  # pragma: no cover - used to refresh the recording
     from promote_cli.probes import write_recording
 
     if len(sys.argv) == 4 and sys.argv[1] == "--worker":
-        json.dump(_worker(sys.argv[2], sys.argv[3] == "true"), sys.stdout)
+        json.dump({"cases": _worker(sys.argv[2], sys.argv[3] == "true"), "dtypes": tensorflow_dtypes()}, sys.stdout)
     else:
         write_recording(record(), sys.argv[1] if len(sys.argv) > 1 else "tests/data/recordings/tensorflow-2.21.json")

@@ -6,8 +6,12 @@ machinery of `promote_cli.probes.tosa` (`build_rescale_graph`, `run_rescale`, `r
 * ``support``: every in_t x out_t (i8 i16 i32 i48) x scale32 x rounding mode x
   input_unsigned x output_unsigned, with zero points 0 and with the zero points 1 and
   32768 where the zero point's type holds them, per-tensor and per-channel (rank 1) and
-  rank-0 inputs with and without per_channel: whether the model accepts the graph, and its message when
-  it does not (each graph run in a child process).
+  rank-0 inputs with and without per_channel; and every pair with i4 or i64 (integer
+  types the model has that the spec gives RESCALE none of) on either side, per-tensor, zero
+  points 0, SINGLE_ROUND, each scale width, signed or one side unsigned: whether the model
+  accepts the graph, and its message when it does not (each graph run in a child process).
+  Each form is compared with `rescale_array` given the same flags (``--from``,
+  ``--input-unsigned``, ``--output-unsigned``), the path `promote rescale` takes.
 * ``cases``: legal RESCALEs of every input/output type (u8 and u16 included), rounding
   mode and scale width, per-tensor and per-channel, nonzero zero points, shifts from 2 to
   62 (around 31, 32 and 40 in particular), multipliers 0, 1, powers of two and the
@@ -37,6 +41,8 @@ from promote_cli.probes.tosa_model import PACKAGE, _dumps, run_graphs, version
 #: the rounding modes: ours -> the spec's enum name
 ROUNDING = {"single": "SINGLE_ROUND", "double": "DOUBLE_ROUND", "inexact": "INEXACT_ROUND"}
 SUPPORT_TYPES = ("i8", "i16", "i32", "i48")
+#: the model's other integer types, asked only in the plain forms of `support_jobs`
+OTHER_TYPES = ("i4", "i64")
 SHAPE = [4]
 
 
@@ -69,6 +75,15 @@ def support_jobs() -> list[dict]:
                                     forms.append(dict(in_t=in_t, out_t=out_t, scale32=scale32, rounding=rounding,
                                                       per_channel=per_channel, input_unsigned=iu,
                                                       output_unsigned=ou, input_zp=izp, output_zp=ozp, rank=rank))
+    every = SUPPORT_TYPES + OTHER_TYPES
+    for in_t in every:
+        for out_t in every:
+            if in_t in SUPPORT_TYPES and out_t in SUPPORT_TYPES:
+                continue
+            for scale32 in (True, False):
+                for iu, ou in ((False, False), (True, False), (False, True)):
+                    forms.append(dict(in_t=in_t, out_t=out_t, scale32=scale32, rounding="single", per_channel=False,
+                                      input_unsigned=iu, output_unsigned=ou, input_zp=0, output_zp=0, rank=1))
     return forms
 
 
@@ -91,12 +106,22 @@ def config_of(f: dict):
 
 
 def ours_accepts(f: dict) -> tuple[bool, str | None]:
-    """Whether `promote rescale` accepts a support form, and its message when it does not."""
-    from promote_cli.errors import UsageError
-    from promote_cli.numerics.rescale_rules import check_config
+    """Whether `promote rescale` accepts a support form, and its message when it does not:
+    `rescale_array` on the form's input (0, 1, 2, 0 in in_t's storage, i48 and i64 in
+    int64, i4 in int8) with the form's flags, as ``--from IN_T`` and the unsigned flags."""
+    import numpy as np
 
+    from promote_cli.errors import UsageError
+    from promote_cli.numerics.rescale import rescale_array
+    from promote_cli.probes.tosa_model import RESCALE_TOSA
+
+    job = _job(f)[3]
+    x = (np.arange(int(np.prod(job["shape"]))) % 3).reshape(job["shape"]).astype(RESCALE_TOSA[f["in_t"]][2])
     try:
-        check_config(config_of(f))
+        rescale_array(x, f["out_t"], job["multiplier"], job["shift"], input_zp=f["input_zp"],
+                      output_zp=f["output_zp"], scale32=f["scale32"], rounding=f["rounding"],
+                      per_channel=f["per_channel"], from_=f["in_t"], input_unsigned=f["input_unsigned"],
+                      output_unsigned=f["output_unsigned"])
     except UsageError as e:
         return False, str(e)
     return True, None
