@@ -319,6 +319,17 @@ def test_table_cells_and_lattice_nodes_outside_the_types_are_load_errors():
     fails('[lattices.l.edges]\ni8 = ["u64"]\n', "lattices.l", "u64 gives u64")
 
 
+def test_a_ruleset_has_an_engine_per_option_values_sharing_one_environment():
+    from promote_cli.oracle.engine import engine
+
+    rs = rules(JAX_LIKE)
+    x32, x64 = engine(rs, {"x64": False}), engine(rs, {"x64": True})
+    assert engine(rs, {"x64": False}) is x32 and x64 is not x32
+    assert x64.env is x32.env and x64.set_text is x32.set_text and x64.ranks is x32.ranks
+    assert answer(rs, "u8", "py:int", options={"x64": True}).result == "u8"
+    assert len(x64.memo) == 1 and not x32.memo
+
+
 def test_priority_is_the_vocabulary_s():
     env = _environment(rules('[[rules]]\nname = "r"\nresult = "a"\n'))
     assert all(env["priority"](d) == d.priority for d in DTYPES.values())
