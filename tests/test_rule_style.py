@@ -29,10 +29,14 @@ def expressions(raw: dict):
     for field in ("knows", "keeps"):
         if field in raw.get("nary", {}):
             yield f"nary {field}", raw["nary"][field]
-    for name, spec in raw.get("expressions", {}).get("operators", {}).items():
+    section = raw.get("expressions", {})
+    blocks = [("expressions.defaults", section.get("defaults", {}))]
+    blocks += [(f"expressions.groups.{name}", spec) for name, spec in section.get("groups", {}).items()]
+    blocks += [(f"expressions.operators.{name}", spec) for name, spec in section.get("operators", {}).items()]
+    for where, spec in blocks:
         for field in ("promotion", "promotion_if", "both_python", "result", "refuse_if", "literal_range", "condition"):
-            if field in spec:
-                yield f"expressions.operators.{name} {field}", spec[field]
+            if isinstance(spec.get(field), str):  # `false` leaves an inherited key out
+                yield f"{where} {field}", spec[field]
 
 
 def normal(text: str) -> str:

@@ -948,15 +948,72 @@ def _nary(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> NAry:
 
 EXPR_OPERATOR_KEYS = {"op", "promotion", "promotion_if", "both_python", "skip_after", "result", "refuse_if", "refuse", "literal_range", "condition",
                       "condition_refuse", "doc"}
+#: the keys an operator may leave out (`KEY = false`) when it would inherit them
+EXPR_OPTIONAL_KEYS = EXPR_OPERATOR_KEYS - {"op"}
 #: names an operator's expressions see besides the rule names: a Python scalar's value (0 when unknown)
 EXPR_NAMES = frozenset({"a_value", "b_value"})
+
+
+def _operator_specs(check: _Checker, raw: dict) -> dict[str, dict]:
+    """Each operator's keys, inherited and its own (docs/rules.md, "Saying it once"): `[expressions.defaults]`
+    for every binary operator and call, then each `[expressions.groups.NAME]` that lists the operator, then
+    its own `[expressions.operators.NAME]` block, each later one overriding; `KEY = false` leaves an inherited
+    key out. The operators are those with a block (in the file's order), then those only a group lists."""
+    allowed = operators_vocab.OPERATOR_NAMES
+    own = check.table_of(raw.get("operators", {}), "expressions.operators")
+    defaults = check.table_of(raw.get("defaults", {}), "expressions.defaults")
+    check.unknown_keys(defaults, EXPR_OPERATOR_KEYS, "expressions.defaults")
+    declared = {}
+    for name, spec in own.items():
+        key = f"expressions.operators.{one_line(name)}"
+        if name not in allowed:
+            check.fail(key, f"unknown operator (operators: {', '.join(allowed)})")
+        spec = check.table_of(spec, key)
+        check.unknown_keys(spec, EXPR_OPERATOR_KEYS, key)
+        declared[name] = spec
+    inherited: dict[str, dict] = {}  # operator -> key -> (value, the group that set it)
+    for group, spec in check.table_of(raw.get("groups", {}), "expressions.groups").items():
+        key = f"expressions.groups.{one_line(group)}"
+        spec = check.table_of(spec, key)
+        check.unknown_keys(spec, EXPR_OPERATOR_KEYS | {"operators"}, key)
+        members = check.list_of(spec.get("operators"), f"{key}.operators")
+        if not members:
+            check.fail(f"{key}.operators", "a group lists the operators it is shared by")
+        for index, name in enumerate(members):
+            where = f"{key}.operators[{index}]"
+            if name not in allowed:
+                check.fail(where, f"unknown operator {one_line(str(name))!r} (operators: {', '.join(allowed)})")
+            if members.index(name) != index:
+                check.fail(where, f"{name!r} is listed twice")
+            declared.setdefault(name, {})
+            mine = inherited.setdefault(name, {})
+            for field, value in spec.items():
+                if field == "operators":
+                    continue
+                if field in mine:
+                    check.fail(f"{key}.{field}", f"{name!r} already takes {field} from group {mine[field][1]!r}")
+                mine[field] = (value, group)
+    specs = {}
+    for name, spec in declared.items():
+        merged = {} if name in operators_vocab.UNARY.values() else dict(defaults)
+        layers = [(f"expressions.groups.{one_line(group)}", {field: value})
+                  for field, (value, group) in inherited.get(name, {}).items()]
+        for where, layer in [*layers, (f"expressions.operators.{one_line(name)}", spec)]:
+            for field, value in layer.items():
+                if value is not False or field not in EXPR_OPTIONAL_KEYS:
+                    merged[field] = value
+                elif merged.pop(field, None) is None:
+                    check.fail(f"{where}.{field}", f"false leaves out an inherited key, and {name!r} inherits no "
+                                                   f"{field}")
+        specs[name] = merged
+    return specs
 
 
 def _expressions(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> ExpressionRules:
     """`[expressions]`: how `promote expr` evaluates in this framework."""
     raw = check.table_of(raw, "expressions")
-    check.unknown_keys(raw, {"literals", "operators", "literal_range_message", "unsigned_literals_wrap", "doc"},
-                       "expressions")
+    check.unknown_keys(raw, {"literals", "operators", "defaults", "groups", "literal_range_message",
+                             "unsigned_literals_wrap", "doc"}, "expressions")
     wrap = raw.get("unsigned_literals_wrap", False)
     if not isinstance(wrap, bool):
         check.fail("expressions.unsigned_literals_wrap", "expected true or false")
@@ -975,14 +1032,9 @@ def _expressions(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> Expression
     message = check.template(raw.get("literal_range_message", "Python integer {value} out of bounds for {dtype}"),
                              "expressions.literal_range_message", {"value", "dtype"})
     operators = {}
-    allowed = operators_vocab.OPERATOR_NAMES
     fields = MESSAGE_FIELDS | set(rs.options) | set(rs.sets)
-    for name, spec in check.table_of(raw.get("operators", {}), "expressions.operators").items():
+    for name, spec in _operator_specs(check, raw).items():
         key = f"expressions.operators.{one_line(name)}"
-        if name not in allowed:
-            check.fail(key, f"unknown operator (operators: {', '.join(allowed)})")
-        spec = check.table_of(spec, key)
-        check.unknown_keys(spec, EXPR_OPERATOR_KEYS, key)
         op = spec.get("op")
         if op is None and name not in operators_vocab.UNARY.values():
             check.fail(f"{key}.op", "a binary operator or a call names the ruleset op that promotes its operands")
