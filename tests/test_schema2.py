@@ -254,6 +254,26 @@ def test_weak_nodes_and_the_lattice_the_option_picks(a, b, x32, x64):
     assert answer(rs, a, b, "add", {"x64": "true"}).result == x64
 
 
+def test_a_lattice_with_a_base_is_that_lattice_patched():
+    rs = rules(JAX_LIKE.replace("[lattices.standard]", '[lattices.x64.edges]\nf64 = ["c64"]\n[lattices.standard]'))
+    x32, x64 = rs.lattices["x32"], rs.lattices["x64"]
+    assert (x32.edges["f64"], x64.edges["f64"], x64.edges["c64"]) == ((), ("c64",), ())
+    assert list(x64.edges) == [*x32.edges, "c64"]  # the base's nodes in its order, then the new one
+    assert x64.reason == x32.reason and x64.weak["py:int"].dtype.name == "i64"
+    assert answer(rs, "f64", "c64", options={"x64": True}).result == "c64"
+    assert answer(rs, "f64", "c64").refused and answer(rs, "i8", "f32", options={"x64": True}).result == "f32"
+
+
+@pytest.mark.parametrize("patch, message", [
+    ('[lattices.x64.edges]\nu8 = ["u16", "i16"]\n', 'lattices.x64.edges.u8: repeats the successors x32 gives it'),
+    ('[lattices.x64]\nreason = "no common type for {a} and {b}"\n', "lattices.x64.reason: repeats the reason of x32"),
+])
+def test_a_patch_that_repeats_its_base_is_a_load_error(patch, message):
+    fails(JAX_LIKE.replace('[lattices.standard]', patch.replace("[lattices.x64]\n", "") + '[lattices.standard]')
+          if "edges" in patch else JAX_LIKE.replace('base = "x32"\n', 'base = "x32"\n' + patch.split("\n", 1)[1]),
+          message)
+
+
 def test_a_weak_result_is_a_weak_operand():
     result = answer(rules(JAX_LIKE), "py:int", "py:float").result_operand
     assert (result.form, result.dtype.name) == ("weak", "f32")

@@ -635,6 +635,9 @@ def _lattice(check: _Checker, name: str, raw: dict, done: dict[str, Lattice], op
             t = check.operand(s, f"{key}.edges.{node}[{i}]")
             nodes[str(t)] = t
             targets.append(str(t))
+        if base is not None and base.edges.get(str(op)) == tuple(targets):
+            check.fail(f"{key}.edges.{node}", f"repeats the successors {base.name} gives it (a lattice with a base "
+                                              "lists only the nodes whose successors differ)")
         edges[str(op)] = tuple(targets)
     for node in nodes:
         edges.setdefault(node, ())
@@ -667,6 +670,8 @@ def _lattice(check: _Checker, name: str, raw: dict, done: dict[str, Lattice], op
 
     for node in edges:
         closure(node, ())
+    if base is not None and raw.get("reason") == base.reason:
+        check.fail(f"{key}.reason", f"repeats the reason of {base.name}, which a lattice with a base inherits")
     default_reason = base.reason if base else "no common type for {a} and {b}"
     reason = check.template(raw.get("reason", default_reason), f"{key}.reason", {"a", "b"})
     lattice = Lattice(name, edges, reason, upper, nodes, weak)
