@@ -581,3 +581,52 @@ def test_the_schema_1_form_of_a_rewritten_file_still_loads_and_agrees(name):
             want.result, want.rule, want.reason, want.refusal, want.hint), (op, options, a, b)
         compared += 1
     assert compared > 5000
+
+
+# ---- messages ---------------------------------------------------------------------------
+
+MESSAGES = """
+[messages]
+no_pair = "demo refuses {a} with {b}"
+[operands]
+python = "refuse"
+refuse_message = { message = "no_pair" }
+[tables.t]
+reason = { message = "no_pair" }
+columns = ["i8", "u8"]
+rows.i8 = ["i8", "x"]
+rows.u8 = ["x", "u8"]
+[[rules]]
+name = "bool"
+if = "is_bool(a) or is_bool(b)"
+refuse = { message = "no_pair" }
+[[rules]]
+name = "table"
+result = "table('t', a, b)"
+"""
+
+
+def test_a_message_is_written_once_and_named_where_it_is_said():
+    rs = rules(MESSAGES)
+    assert rs.tables["t"].reason == rs.rules[0].refuse == "demo refuses {a} with {b}"
+    assert answer(rs, "i8", "u8").refusal == "demo refuses i8 with u8"
+    assert answer(rs, "bool", "i8").refusal == "demo refuses bool with i8"
+    assert rs.operands.refuse_message == "demo refuses {a} with {b}"
+
+
+@pytest.mark.parametrize("change, message", [
+    (('refuse = { message = "no_pair" }', 'refuse = { message = "nope" }'),
+     "rules[0] (bool).refuse.message: 'nope' names no message of this file ([messages]: no_pair)"),
+    (('refuse = { message = "no_pair" }', 'refuse = { message = "no_pair", extra = 1 }'),
+     "rules[0] (bool).refuse.extra: unknown key"),
+    (('no_pair = "demo', 'unused = "x"\nno_pair = "demo'), "messages.unused: no message site names it"),
+    (('no_pair = "demo refuses {a} with {b}"', 'no_pair = 3'), "messages.no_pair: expected a string, got int"),
+    (('no_pair = "demo refuses {a} with {b}"', 'no_pair = "{a} and {c}"'), "unknown placeholder {c}"),
+    (('[messages]\n', '[messages]\n"not a name" = "x"\n'), "messages.not a name: a message name is an identifier"),
+])
+def test_broken_messages_are_load_errors(change, message):
+    fails(MESSAGES.replace(*change), message)
+
+
+def test_schema_1_has_no_messages():
+    fails('[messages]\nm = "x"\n', "messages: needs schema = 2", base=BASE.replace("schema = 2", "schema = 1"))

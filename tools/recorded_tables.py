@@ -42,7 +42,7 @@ class Table:
     rows: list[str] | str  # operands, or the name of a type set of the rule file ("types": its types)
     columns: list[str] | str
     comment: list[str]
-    reason: str
+    reason: str | dict  # the text, or {"message": NAME}: the rule file's [messages] NAME, written there once
     commutative: bool = False
     options: dict = field(default_factory=dict)
     weak_from: list[str] = field(default_factory=list)  # a cell is weak:DTYPE where one of these ops gave it weak
@@ -92,7 +92,7 @@ FILES = [
         Table("promote", "promote_types", "types", "types", commutative=True,
               comment=["np.promote_types(a, b), which np.result_type of two arrays also gives: NumPy's",
                        "__common_dtype__ of the two DTypes, with ml_dtypes' registered promotions."],
-              reason="The DTypes {a} and {b} do not have a common DType"),
+              reason={"message": "no_common_dtype"}),
         Table("ufunc_add", "add", "types", "types",
               comment=["a + b on two arrays: the add ufunc's loop.  Where both are NumPy's own types this",
                        "is the promote table; with an ml_dtypes type the ufunc's legacy type resolver",
@@ -107,7 +107,7 @@ FILES = [
               comment=["np.result_type(an ml_dtypes array, a Python scalar): NumPy's abstract Python",
                        "DTypes try float16 then float64 for a float, complex64 then complex128 for a",
                        "complex, uint8, int8 then int64 for an int (NumPy's own types: NEP 50, as rules)."],
-              reason="The DTypes {a} and {b} do not have a common DType"),
+              reason={"message": "no_common_dtype"}),
     ]),
     RuleFile(ROOT / "rules" / "array-api@2025.12.toml", RECORDINGS / "array-api-2025.12.json", [
         Table("promotion", "result_type", "types", "types", commutative=True,
@@ -186,12 +186,12 @@ def _tensorflow() -> RuleFile:
               commutative=True,
               comment=["tnp.result_type in legacy mode (and with NumPy behaviour off): NumPy's own promotion",
                        "(numpy.result_type over the ml_dtypes types), Python scalars as NumPy 2 treats them."],
-              reason="NumPy cannot promote {a} with {b}"),
+              reason={"message": "numpy_refuses"}),
         Table("numpy_prefer_float32", "tnp.result_type", SCALARS, types + SCALARS,
               options=mode("legacy", True),
               comment=["The Python-scalar rows of the numpy table with prefer_float32=true: a Python float",
                        "is a float32, a Python complex a complex64."],
-              reason="NumPy cannot promote {a} with {b}"),
+              reason={"message": "numpy_refuses"}),
         Table("safe", "tnp.result_type", everything, everything, options=mode("safe"), commutative=True,
               weak_from=["add", "tf.add"],
               comment=["dtype_conversion_mode=safe: TensorFlow's auto dtype conversion lattice without the",
@@ -262,6 +262,13 @@ def _cell(answers: dict, op: str, row: str, col: str, opts: str, weak_from: list
     return cell
 
 
+def _reason(reason: str | dict) -> str:
+    """A reason as the rule file writes it: the text, or `{ message = "NAME" }` (the file's [messages] NAME)."""
+    if isinstance(reason, dict):
+        return "{ message = " + _q(reason["message"]) + " }"
+    return _q(reason)
+
+
 def render_table(table: Table, answers: dict, rules: Path) -> str:
     opts = json.dumps(table.options, sort_keys=True)
     rows, columns = operands(table.rows, rules), operands(table.columns, rules)
@@ -276,7 +283,7 @@ def render_table(table: Table, answers: dict, rules: Path) -> str:
     out = [f"[tables.{table.name}]"] + [f"# {c}" for c in table.comment]
     if table.commutative:
         out.append("commutative = true")
-    out.append(f"reason = {_q(table.reason)}")
+    out.append(f"reason = {_reason(table.reason)}")
     out.append(lines[0])
     out.append(f"[tables.{table.name}.rows]")
     out += lines[1:]

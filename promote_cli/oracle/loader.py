@@ -37,9 +37,9 @@ SCHEMA = 2          # the newest schema this promote reads
 SCHEMAS = (1, 2)    # every schema it reads; a file without `schema` is schema 1
 TOP_KEYS = {"schema", "name", "version", "default", "description", "source", "follows", "extends", "types",
             "unsupported_type", "notes", "probe", "operands", "options", "ops", "tables", "lattices",
-            "rules", "after", "sets", "op_lists", "let", "nary", "maps", "claims", "expressions"}
-SCHEMA2_KEYS = ("sets", "op_lists", "let", "nary", "maps", "expressions")
-MERGED_KEYS = ("tables", "lattices", "options", "ops", "sets", "op_lists", "let", "maps", "expressions")
+            "rules", "after", "sets", "op_lists", "let", "nary", "maps", "claims", "expressions", "messages"}
+SCHEMA2_KEYS = ("sets", "op_lists", "let", "nary", "maps", "expressions", "messages")
+MERGED_KEYS = ("tables", "lattices", "options", "ops", "sets", "op_lists", "let", "maps", "expressions", "messages")
 RESERVED = frozenset({"a", "b", "op", "result", "true", "false", "True", "False"})
 #: `kind:WORD` in a set: the file's types of these vocabulary kinds.
 KIND_WORDS = {**{k: (k,) for k in dtypes.KINDS}, "int": ("signed", "unsigned")}
@@ -67,6 +67,8 @@ class _Checker:
     def __init__(self, path: str):
         self.path = path
         self.seen: dict[str, Operand] = {}  # operand spellings already parsed (tables repeat them)
+        self.messages: dict[str, str] = {}  # the file's [messages]
+        self.used: set[str] = set()  # ... those a message site named
 
     def fail(self, key: str, message: str):
         raise RuleFileError(f"{self.path}: {key}: {message}")
@@ -112,9 +114,22 @@ class _Checker:
             self.fail(key, str(exc))
         return self.seen[raw]
 
+    def text(self, raw, key: str, default: str | None = None) -> str:
+        """A message: a string, or `{ message = "NAME" }`, the file's `[messages]` entry NAME."""
+        if not isinstance(raw, dict):
+            return self.str_of(raw, key, default)
+        self.unknown_keys(raw, {"message"}, key)
+        name = raw.get("message")
+        if name not in self.messages:
+            self.fail(f"{key}.message", f"{one_line(str(name))!r} names no message of this file "
+                                        f"([messages]: {', '.join(self.messages) or 'none'})")
+        self.used.add(name)
+        return self.messages[name]
+
     def template(self, raw, key: str, fields, lists=()) -> str:
-        """A message template; `{NAME}` must be one of `fields`; `{SET:or}`/`{SET:and}` only for `lists`."""
-        text = self.str_of(raw, key)
+        """A message template (a string or a `[messages]` reference); `{NAME}` must be one of `fields`;
+        `{SET:or}`/`{SET:and}` only for `lists`."""
+        text = self.text(raw, key)
         try:
             parts = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(text) if f is not None]
         except ValueError as exc:
@@ -259,6 +274,7 @@ def _build(raw: dict, path: str, sites: dict | None) -> tuple[Ruleset, dict]:
     if follows not in ("spec", "implementation"):
         check.fail("follows", f"expected 'spec' or 'implementation', got {follows!r}")
 
+    check.messages = _messages(check, raw.get("messages", {}))
     sets = _Sets(check, raw.get("sets", {}))
     types = sets.expand(check.list_of(raw.get("types"), "types"), "types")
     sets.types = types
@@ -306,7 +322,21 @@ def _build(raw: dict, path: str, sites: dict | None) -> tuple[Ruleset, dict]:
     rs.claims = _claims(check, raw.get("claims", {}))
     if "expressions" in raw:
         rs.expressions = _expressions(check, raw["expressions"], rs, scope)
+    unused = [name for name in check.messages if name not in check.used]
+    if unused:
+        check.fail(f"messages.{unused[0]}", "no message site names it (`{ message = \"" + unused[0] + "\" }`)")
     return rs, scope.compiled
+
+
+def _messages(check: _Checker, raw) -> dict[str, str]:
+    """`[messages]`: NAME = "text", a message written once and named wherever it is said (each use is checked
+    as a template where it is used)."""
+    raw = check.table_of(raw, "messages")
+    for name, text in raw.items():
+        if not name.isidentifier():
+            check.fail(f"messages.{one_line(name)}", "a message name is an identifier")
+        check.str_of(text, f"messages.{name}")
+    return dict(raw)
 
 
 def _claims(check: _Checker, raw) -> dict[str, bool]:
@@ -454,7 +484,7 @@ def _operand_policy(check: _Checker, raw) -> OperandPolicy:
             check.fail(f"operands.{key}", f"expected one of {', '.join(allowed)}"
                        + (" or a table of kinds" if key == "python" else "") + f", got {value!r}")
         setattr(policy, key, value)
-    policy.refuse_message = check.str_of(raw.get("refuse_message"), "operands.refuse_message", "")
+    policy.refuse_message = check.text(raw.get("refuse_message"), "operands.refuse_message", "")
     return policy
 
 
@@ -550,7 +580,7 @@ def _table(check: _Checker, name: str, raw, sets: _Sets) -> Table:
     if not isinstance(commutative, bool):
         check.fail(f"{key}.commutative", "expected true or false")
     table = Table(name, col_names, rows, commutative,
-                  check.str_of(raw.get("reason"), f"{key}.reason", "no promotion between {a} and {b}"), marker)
+                  check.text(raw.get("reason"), f"{key}.reason", "no promotion between {a} and {b}"), marker)
     for row, cells in rows.items():
         for col, cell in zip(col_names, cells):
             table.cells[(row, col)] = cell
@@ -670,10 +700,10 @@ def _lattice(check: _Checker, name: str, raw: dict, done: dict[str, Lattice], op
 
     for node in edges:
         closure(node, ())
-    if base is not None and raw.get("reason") == base.reason:
-        check.fail(f"{key}.reason", f"repeats the reason of {base.name}, which a lattice with a base inherits")
     default_reason = base.reason if base else "no common type for {a} and {b}"
     reason = check.template(raw.get("reason", default_reason), f"{key}.reason", {"a", "b"})
+    if base is not None and "reason" in raw and reason == base.reason:
+        check.fail(f"{key}.reason", f"repeats the reason of {base.name}, which a lattice with a base inherits")
     lattice = Lattice(name, edges, reason, upper, nodes, weak)
     _joins(check, key, lattice)
     return lattice
