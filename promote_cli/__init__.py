@@ -11,7 +11,7 @@
     validate(["my-rules.toml"])                           # every problem of rule files
     explain("openvino", "i8", "u8").refused_by           # which rule decided, what options would change
     check("cann@opbase").findings                         # commutativity, associativity, ... with counterexamples
-    expect("examples/ci.expect").mismatches               # a CI file of `FW A B [OP] -> RESULT` lines
+    expect("examples/ci.expect").mismatches               # a CI file of `FW A B [C ...] [OP] -> RESULT` lines
     lattice("jax").edges                                  # the Hasse diagram of a ruleset's order
     render(table("openvino"), "svg")                      # a payload in an output format (svg, html, dot, ...)
     cast_array(x, "f16")                                  # TOSA CAST of a numpy array (numpy loaded on use)
@@ -196,10 +196,10 @@ def explain(framework: str, a, b, op: str = "add", options: dict | None = None) 
 
 
 def expect(path_or_lines, source: str | None = None) -> ExpectReport:
-    """Check an expect file (a path) or its lines: each `FRAMEWORK[:KEY=VALUE,...] A B [OP] -> RESULT` line is
-    asked and compared (an `ExpectReport` of `Expectation`s); `#` comments and blank lines are skipped. A
-    malformed line, or one that cannot be asked (unknown framework, dtype, op or option), is a UsageError naming
-    its line number."""
+    """Check an expect file (a path, its bytes, or its lines): each `FRAMEWORK[:KEY=VALUE,...] A B [C ...] [OP] ->
+    RESULT` line is asked and compared (three or more operands as `query_n` asks them; an `ExpectReport` of
+    `Expectation`s); `#` comments and blank lines are skipped. A malformed line, one that cannot be asked (unknown
+    framework, dtype, op or option), or bytes that are not UTF-8, is a UsageError naming its line number."""
     from promote_cli.oracle.expect import expect as _expect
 
     return _expect(path_or_lines, source)
