@@ -119,7 +119,7 @@ def test_unreadable_input_and_stdin(tmp_path):
     from promote_cli.cli import main
 
     r = CliRunner().invoke(main, ["expect", "-"], input="cann i8 u8 -> i16\n")
-    assert r.exit_code == 0 and r.stdout == "<stdin>: 1 of 1 expectations hold\n"
+    assert r.exit_code == 0 and r.stdout == "<stdin>: the 1 expectation holds\n"  # not "1 of 1 expectations"
     r = CliRunner().invoke(main, ["expect", "-"], input=b"\xffcann i8 u8 -> i16\n")
     assert (r.exit_code, r.stdout, r.stderr) == (2, "", "promote: <stdin>:1: not UTF-8 (byte 0xff at offset 0)\n")
 

@@ -225,14 +225,27 @@ def diff_head(d) -> str:
     return f"{' vs '.join(side_heads(d))} ({d.op}{', ' + opts if opts else ''})"
 
 
+def tally(k: int, n: int, noun: str, verb: str) -> str:
+    """`K of N NOUNs VERB`, in English when there is one: `the 1 cell agrees`, `the 1 case does not agree`."""
+    if n == 1:
+        return f"the 1 {noun} {verb}s" if k == 1 else f"the 1 {noun} does not {verb}"
+    return f"{k} of {n} {noun}s {verb}"
+
+
+def of_count(k: int, n: int, noun: str) -> str:
+    """`K of N NOUNs`, or `the 1 NOUN` when the one there is is counted."""
+    return f"the 1 {noun}" if k == n == 1 else f"{k} of {n} {noun}{'' if n == 1 else 's'}"
+
+
 def diff_summary(d) -> str:
     """A diff in one line: the sides, the op, how many cells differ and by what kind of difference."""
     s = d.summary
     head = diff_head(d)
     if not s.get("differing"):
-        return one_line(f"{head}: all {s.get('cells', len(d.types) ** 2)} cells agree")
+        cells = s.get("cells", len(d.types) ** 2)
+        return one_line(f"{head}: {tally(1, 1, 'cell', 'agree') if cells == 1 else f'all {cells} cells agree'}")
     kinds = ", ".join(f"{s[k]} {text}" for k, text in DIFF_KINDS.items() if s.get(k))
-    return one_line(f"{head}: {s['differing']} of {s['cells']} cells differ: {kinds}")
+    return one_line(f"{head}: {tally(s['differing'], s['cells'], 'cell', 'differ')}: {kinds}")
 
 
 def broken_claims(x) -> str:

@@ -15,6 +15,7 @@ from promote_cli.formats import (
     option_words,
     side_heads,
     slices,
+    tally,
     word,
 )
 
@@ -60,13 +61,13 @@ class Text(Format):
             out.append(f"... and {len(lines) - limit} more")
         pairs = r.cases or not r.checks  # an expression recording holds checks only
         if pairs:
-            out.append(f"{r.ruleset or r.framework} vs {r.source}: {r.cases - len(r.mismatches)} of {r.cases} cases agree")
+            out.append(f"{r.ruleset or r.framework} vs {r.source}: {tally(r.cases - len(r.mismatches), r.cases, 'case', 'agree')}")
         for label, n, bad in r.checks:
             out += bad[:limit]
             if len(bad) > limit:
                 out.append(f"... and {len(bad) - limit} more")
             head = label if pairs else f"{r.framework} vs {r.source}, {label}"
-            out.append(f"{head}: {n - len(bad)} of {n} cases agree")
+            out.append(f"{head}: {tally(n - len(bad), n, 'case', 'agree')}")
         return "".join(f"{one_line(line)}\n" for line in out)
 
     def validation(self, checks) -> str:
@@ -116,7 +117,7 @@ class Text(Format):
         out = [f"{report.source}:{e.line}: {e.text}: got {_outcome(e.got)} from {e.ruleset}"
                + (f" ({e.reason})" if e.got is None and e.reason else "") for e in report.mismatches]
         bad, n = len(report.mismatches), len(report.checked)
-        out.append(f"{report.source}: {n - bad} of {n} expectations hold")
+        out.append(f"{report.source}: {tally(n - bad, n, 'expectation', 'hold')}")
         return "".join(f"{one_line(line)}\n" for line in out)
 
     def order(self, o) -> str:
