@@ -24,7 +24,7 @@ parses, calls and renders.
 
 from __future__ import annotations
 
-from promote_cli.errors import PromoteError, Refusal, RuleDefect, RuleFileError, UsageError
+from promote_cli.errors import PromoteError, Refusal, RuleDefect, RuleFileError, RulesHidden, UsageError
 from promote_cli.vocab.dtypes import DTYPES, DType, aliases, lookup
 from promote_cli.vocab.operands import Operand
 from promote_cli.vocab.operands import parse as parse_operand
@@ -38,7 +38,7 @@ __all__ = ["query", "query_n", "batch", "batch_write", "table", "diff", "parse_s
            "Answer", "BatchLine", "Matrix", "Diff", "Check", "Explanation", "ExpectReport", "Expectation",
            "ExprResult", "Order", "Ruleset", "Report", "FileCheck", "CastPlan", "Outcome", "CastReport",
            "RescaleReport", "DType", "DTYPES", "Operand",
-           "PromoteError", "Refusal", "RuleDefect", "RuleFileError", "UsageError"]
+           "PromoteError", "Refusal", "RuleDefect", "RuleFileError", "RulesHidden", "UsageError"]
 
 #: names loaded on first use, each from its module (`MODULE.NAME`): the engine is not loaded by commands that
 #: answer no query (cast, rescale), and the numeric parts load numpy and ml_dtypes
