@@ -61,7 +61,8 @@ class Text(Format):
             out.append(f"... and {len(lines) - limit} more")
         pairs = r.cases or not r.checks  # an expression recording holds checks only
         if pairs:
-            out.append(f"{r.ruleset or r.framework} vs {r.source}: {tally(r.cases - len(r.mismatches), r.cases, 'case', 'agree')}")
+            agree = tally(r.cases - len(r.mismatches), r.cases, "case", "agree")
+            out.append(f"{r.ruleset or r.framework} vs {r.source}: {agree}")
         for label, n, bad in r.checks:
             out += bad[:limit]
             if len(bad) > limit:
