@@ -149,3 +149,17 @@ def test_frameworks_verbose_shows_options_operators_and_notes_in_every_listing_f
 def test_frameworks_json_carries_what_verbose_shows():
     (record,) = json.loads(run_cli("frameworks", "-v", "-f", "openvino", "--format", "json")[1])
     assert record["options"]["promote_unsafe"] is False and record["notes"] and record["expressions"]["operators"]
+
+
+@pytest.mark.parametrize("k, n, noun, verb, said", [
+    (1, 1, "cell", "agree", "the 1 cell agrees"),
+    (0, 1, "case", "agree", "the 1 case does not agree"),
+    (1, 1, "pair", "depend on the operands' order", "the 1 pair depends on the operands' order"),
+    (1, 1, "result", "cannot hold every value", "the 1 result cannot hold every value"),
+    (1, 4, "cell", "differ", "1 of 4 cells differ"),
+    (3, 3, "expectation", "hold", "3 of 3 expectations hold"),
+])
+def test_a_tally_is_english_for_a_count_of_one(k, n, noun, verb, said):
+    from promote_cli.cli.formats import tally
+
+    assert tally(k, n, noun, verb) == said

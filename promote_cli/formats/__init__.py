@@ -225,16 +225,27 @@ def diff_head(d) -> str:
     return f"{' vs '.join(side_heads(d))} ({d.op}{', ' + opts if opts else ''})"
 
 
+def counted(n: int, noun: str) -> str:
+    """`N NOUNs`, or `1 NOUN`."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def tally(k: int, n: int, noun: str, verb: str) -> str:
-    """`K of N NOUNs VERB`, in English when there is one: `the 1 cell agrees`, `the 1 case does not agree`."""
+    """`K of N NOUNs VERB`, in English when there is one: `the 1 cell agrees`, `the 1 case does not agree`. `verb`
+    may be a phrase (`depend on the operands' order`); its first word agrees."""
     if n == 1:
-        return f"the 1 {noun} {verb}s" if k == 1 else f"the 1 {noun} does not {verb}"
-    return f"{k} of {n} {noun}s {verb}"
+        return f"the 1 {noun} {_singular(verb)}" if k == 1 else f"the 1 {noun} does not {verb}"
+    return f"{k} of {counted(n, noun)} {verb}"
+
+
+def _singular(verb: str) -> str:
+    first, space, rest = verb.partition(" ")
+    return verb if first in ("cannot", "can", "may", "must") else f"{first}s{space}{rest}"
 
 
 def of_count(k: int, n: int, noun: str) -> str:
     """`K of N NOUNs`, or `the 1 NOUN` when the one there is is counted."""
-    return f"the 1 {noun}" if k == n == 1 else f"{k} of {n} {noun}{'' if n == 1 else 's'}"
+    return f"the 1 {noun}" if k == n == 1 else f"{k} of {counted(n, noun)}"
 
 
 def diff_summary(d) -> str:

@@ -8,6 +8,7 @@ from promote_cli.formats import (
     Records,
     cell_lines,
     corner,
+    counted,
     diff_rows,
     grid,
     matrix_rows,
@@ -204,17 +205,18 @@ def explanation_lines(x) -> list[str]:
 
 
 #: what a counterexample of each property is, in a check's summary line
-_CASES = {"commutative": ("pairs", "depend on the operands' order", "in one order only"),
-          "associative": ("triples", "group differently: (a op b) op c is not a op (b op c)", "in one grouping only"),
-          "lossless": ("results", "cannot hold every value of both operands exactly", ""),
-          "consistent": ("pairs", "answer differently", "by one op only")}
+_CASES = {"commutative": ("pair", "depend on the operands' order", "in one order only"),
+          "associative": ("triple", "group differently: (a op b) op c is not a op (b op c)", "in one grouping only"),
+          "lossless": ("result", "cannot hold every value of both operands exactly", ""),
+          "consistent": ("pair", "answer differently", "by one op only")}
 
 
 def check_lines(x) -> list[str]:
     """`promote check` as lines: what was checked, each property's verdict with counterexamples, the claims."""
     opts = option_words(x.options) or "none"
     forms = "tensors" if x.forms == ["tensor"] else ", ".join(x.forms)
-    out = [f"{x.framework}@{x.version}: {len(x.operands)} operands ({forms}); ops {', '.join(x.ops)}; options {opts}"]
+    out = [f"{x.framework}@{x.version}: {counted(len(x.operands), 'operand')} ({forms}); ops {', '.join(x.ops)}; "
+           f"options {opts}"]
     out += [f"  {form}: not checked: {why}" for form, why in x.skipped_forms.items()]
     for f in x.findings:
         head = f"{f.op} vs {f.other}" if f.other else f.op
@@ -223,13 +225,13 @@ def check_lines(x) -> list[str]:
             out.append(f"{head}: {f.property}: not judged: {f.note}")
             continue
         if f.holds:
-            out.append(f"{head}: {f.property}: yes ({f.checked} {unit})")
+            out.append(f"{head}: {f.property}: yes ({counted(f.checked, unit)})")
             continue
         split = ""
         if f.kinds:
             split = (f" ({f.kinds.get('different_results', 0)} with different results, "
                      f"{f.kinds.get('one_refused', 0)} refused {refused})")
-        out.append(f"{head}: {f.property}: no: {f.count} of {f.checked} {unit} {what}{split}")
+        out.append(f"{head}: {f.property}: no: {tally(f.count, f.checked, unit, what)}{split}")
         out += [f"  {_example(f, e)}" for e in f.examples]
         if f.examples and f.count > len(f.examples):
             out.append(f"  ... and {f.count - len(f.examples)} more")
@@ -240,9 +242,8 @@ def check_lines(x) -> list[str]:
         out.append("claims: none")
     for c in x.claims:
         verdict = "holds" if c.holds else "does not hold"
-        n = c.counterexamples
         out.append(f"claim {c.property} = {str(c.claimed).lower()}: {verdict} "
-                   f"({n} counterexample{'' if n == 1 else 's'})")
+                   f"({counted(c.counterexamples, 'counterexample')})")
     return out
 
 
