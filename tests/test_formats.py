@@ -160,6 +160,6 @@ def test_frameworks_json_carries_what_verbose_shows():
     (3, 3, "expectation", "hold", "3 of 3 expectations hold"),
 ])
 def test_a_tally_is_english_for_a_count_of_one(k, n, noun, verb, said):
-    from promote_cli.cli.formats import tally
+    from promote_cli.formats import tally
 
     assert tally(k, n, noun, verb) == said
