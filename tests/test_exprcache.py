@@ -224,6 +224,7 @@ def test_a_hostile_entry_is_ignored_compiled_again_and_rewritten(cache, monkeypa
     assert _answers("openvino") == good and calls == []  # the rewritten entry serves
 
 
+@pytest.mark.filterwarnings("ignore::promote_cli.errors.RulesHidden")  # the copy hides openvino.toml, knowingly
 def test_a_changed_rule_file_or_compiler_is_compiled_again(cache, tmp_path, monkeypatch):
     rules = tmp_path / "rules"
     rules.mkdir()
