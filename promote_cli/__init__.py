@@ -341,7 +341,7 @@ def validate(paths) -> list[FileCheck]:
 
 
 def plan_cast(inputs, to, *, output=None, from_=None, mode: str = "tosa", saturate: bool = False,
-              force: bool = False, exclude=()):
+              force: bool = False, exclude=()) -> CastPlan:
     """Everything a cast of `.npy` files will do, checked before anything is written: the cast asked for
     (`to` and `from_`: any dtype name or alias, or a numpy dtype; `mode`, `saturate`), directories expanded
     to their `*.npy` files less those an `exclude` glob matches (by name), each output decided (`output`, for

@@ -53,14 +53,22 @@ def test_src_takes_every_spelling_too():
     assert y.tobytes() == X.astype(ml_dtypes.bfloat16).astype(np.float32).tobytes()
 
 
-@pytest.mark.parametrize("to", ["flaot16", "nope", 3.5, None, ""])
+@pytest.mark.parametrize("to", ["flaot16", "nope", "Float8", None, ""])
 def test_an_unknown_type_is_unknown_not_missing_from_tosa(to):
     with pytest.raises(UsageError) as e:
         cast_array(X, to)
     assert "TOSA has no" not in str(e.value)
-    assert "unknown dtype" in str(e.value) or "no target dtype" in str(e.value)
+    assert ("no target dtype given" if not to else f"unknown dtype {to!r} (") in str(e.value)
     if to == "flaot16":
         assert str(e.value) == "unknown dtype 'flaot16' (did you mean f16, bf16, f64?)"
+
+
+@pytest.mark.parametrize("to", [3.5, np.zeros(2), np.integer, b"f16"], ids=repr)
+def test_an_object_that_is_no_dtype_is_a_type_error(to):
+    with pytest.raises(TypeError, match="a dtype is a spelling such as 'f16', a DType or a NumPy dtype, not "):
+        cast_array(X, to)
+    with pytest.raises(TypeError):
+        cast_array(X, "f16", src=to)
 
 
 def test_the_api_and_the_command_say_the_same_for_a_misspelt_type(tmp_path):

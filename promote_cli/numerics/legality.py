@@ -314,20 +314,19 @@ def request(to, from_=None, mode: str = "tosa", saturate: bool = False) -> CastR
 
 def dtype_name(value) -> str:
     """The canonical name of a dtype given as any spelling of the vocabulary (`float16`, `FP16`,
-    `torch.float16`: case-insensitive), a `DType`, or a numpy dtype or type (`np.float16`,
-    `np.dtype("float16")`, `ml_dtypes.bfloat16`); UsageError with suggestions for an unknown name."""
+    `torch.float16`: case-insensitive; UsageError with suggestions for an unknown one), a `DType`, or a NumPy
+    dtype or scalar type (`np.float16`, `np.dtype("float16")`, `ml_dtypes.bfloat16`); TypeError for any other
+    object."""
     if isinstance(value, str):
         return lookup(value).name
     if isinstance(value, DType):
         return value.name
-    if value is not None:  # numpy reads None as float64
-        from promote_cli.vocab.numpy_types import canonical_of  # a numpy dtype: numpy is loaded already
+    from promote_cli.vocab.numpy_types import canonical_of_type  # loads numpy: only for such an object
 
-        try:
-            return canonical_of(value)
-        except (TypeError, ValueError):  # not a dtype numpy knows
-            pass
-    raise UsageError(f"unknown dtype {value!r} (see `promote dtypes`)")
+    name = canonical_of_type(value)
+    if name is None:
+        raise TypeError(f"a dtype is a spelling such as 'f16', a DType or a NumPy dtype, not {value!r:.80}")
+    return name
 
 
 def check_pair(src: str, dst: str, mode: str = "tosa") -> None:
