@@ -318,7 +318,7 @@ def dtype_name(value) -> str:
     dtype or scalar type (`np.float16`, `np.dtype("float16")`, `ml_dtypes.bfloat16`); TypeError for any other
     object."""
     if isinstance(value, str):
-        return lookup(value).name
+        return value if value in DTYPES else lookup(value).name  # a canonical name is its own
     if isinstance(value, DType):
         return value.name
     from promote_cli.vocab.numpy_types import canonical_of_type  # loads numpy: only for such an object
