@@ -1,14 +1,16 @@
 """Casting `.npy` files: the streaming driver behind `promote cast`.
 
-A run is planned before anything is written (`plan_casts`): every input is stat'ed
+A run is planned before anything is written (`plan`, `plan_casts`), for the one cast it
+asks for (a `legality.CastRequest`, decided where the cast enters): every input is stat'ed
 (regular files only) and every output checked (`npyio.check_output`), and a run in which
-a file read is also a file written, or two casts write one file, is refused whole.
+a file read is also a file written, or two casts write one file, or (several files) a
+file's type has no cast to the target, is refused whole.
 Files are compared by device and inode, so symlinks, hard links, `./` spellings and
 case variants that reach one file are caught.
 
 `run_job` then does one planned cast: it reads the input through one descriptor
-(`npyio.NpyInput`) a chunk at a time (`npyio.ChunkReader`), casts each chunk with
-`numerics.cast.cast_array`, adds up the statistics and writes the output atomically
+(`npyio.NpyInput`) a chunk at a time (`npyio.ChunkReader`), casts each chunk with the
+pair's `numerics.cast.Converter`, adds up the statistics and writes the output atomically
 (`npyio.atomic_output`), so memory stays bounded whatever the file size and an
 interrupted cast leaves no partial output. A large file on two CPUs is cast in halves,
 the second by a forked process (`_HalfCaster`). `cast_file` plans and does one file;
@@ -208,7 +210,8 @@ def _refuse_uncastable(planned: CastPlan) -> None:
         return
     job, message = refused[0]
     more = f" (and {len(refused) - 1} more files with no cast to {asked.dst})" if len(refused) > 1 else ""
-    leave = " ".join(f"--exclude {exclude_option(j.input)}" for j, _ in refused[:3]) + (" ..." if len(refused) > 3 else "")
+    leave = " ".join(f"--exclude {exclude_option(j.input)}" for j, _ in refused[:3])
+    leave += " ..." if len(refused) > 3 else ""
     raise UsageError(f"{naming(job, message)}{more}; nothing written "
                      f"(leave {'it' if len(refused) == 1 else 'them'} out with {leave})")
 
@@ -904,7 +907,8 @@ def run_plan(plan: CastPlan, *, jobs: int | None = None, progress: Callable[[int
     futures: list = []
     try:
         for item in plan.items:
-            futures.append(item if isinstance(item, Outcome) else ex.submit(_run_in_worker, (item, plan.request, kwargs)))
+            futures.append(item if isinstance(item, Outcome)
+                           else ex.submit(_run_in_worker, (item, plan.request, kwargs)))
         for f in futures:
             if not isinstance(f, Outcome):
                 while not wait([f], timeout=0.05).done:  # short waits: a signal acts promptly

@@ -1,7 +1,8 @@
 """What `promote cast` does once its words are parsed, made once for both ways a cast runs (the Click
 command in `commands/cast.py` and the Click-free path in `fast.py`), so that the two cannot differ: signals
-deferred, the run planned, each file cast and reported through the format interface, every diagnostic one
-line `promote cast: ...` on stderr, the exit code as the contract says.
+deferred, `-o -` refused, the run planned, each file cast and reported through the format interface (and a
+run of several files summed up last), every diagnostic one line `promote cast: ...` on stderr, the exit code
+as the contract says.
 
 Parsing and rendering only: the public API plans and runs the casts (`plan_cast`, `run_cast`). Nothing here
 imports Click; the caller says how text reaches the streams (`write`).
@@ -22,7 +23,8 @@ from promote_cli.errors import EXIT_NO, EXIT_OK, PromoteError, UsageError, one_l
 PROGRESS_MIN_BYTES = 64 << 20
 
 
-def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs, exclude=(), write=streams.write) -> int:
+def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs, exclude=(),
+         write=streams.write) -> int:
     """Cast `inputs` as `promote cast` does with these option values; the exit code. `write(text, err)`
     puts text on stdout, or on stderr when `err`."""
     # SIGINT and SIGTERM raise at safe points from here on, until the process exits (put
