@@ -59,9 +59,9 @@ def test_file_reports_render_through_the_formats_with_their_paths_on_one_line(tm
     assert text.endswith("saturated (0 low, 0 high)\n") and text.count("\n") == 1 and "a\\nb.npy" in text
     assert json.loads(formats.get("json").rescale_report(rescaled))["input"] == str(odd)
     plan = promote_cli.plan_cast([odd], "f32")
-    (outcome,) = list(promote_cli.run_cast(plan, to="f32"))
+    (outcome,) = list(promote_cli.run_cast(plan))
     text = formats.get("text").cast_outcome(outcome, [])
-    assert text.count("\n") == 1 and "a\\nb.npy -> " in text and ": i32 -> f32 (tosa), 8 elements (8)" in text
+    assert text.count("\n") == 2 and "a\\nb.npy -> " in text and ": i32 -> f32 (tosa), 8 elements (8)\n  8 exact\n" in text
     data = json.loads(formats.get("json").cast_outcome(outcome, ["inexact"]))
     assert data["input"] == str(odd) and data["failed_on"] == ["inexact"]
     for name in ("csv", "markdown"):
@@ -74,7 +74,7 @@ def test_file_reports_render_through_the_formats_with_their_paths_on_one_line(tm
 #: what each command prints through the format interface (the `Format` methods it calls)
 PAYLOADS = {"query": {"answer", "batch_line"}, "table": {"matrix", "diff", "records"}, "expr": {"expression"},
             "explain": {"explanation"}, "expect": {"expectations"}, "check": {"check"}, "lattice": {"order"},
-            "cast": {"cast_outcome"}, "rescale": {"rescale_report", "records"}, "verify": {"report"},
+            "cast": {"cast_outcome", "cast_summary"}, "rescale": {"rescale_report", "records"}, "verify": {"report"},
             "validate": {"validation"}, "frameworks": {"records"}, "dtypes": {"records"}}
 #: formats a command offers through options of their own rather than --format (`table --svg FILE`)
 OWN_FLAGS = {"table": {"svg", "html"}}

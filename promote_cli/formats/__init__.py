@@ -21,6 +21,7 @@ keeps the base method, which raises `UsageError`. The payloads:
     validation([FileCheck])     `promote validate`: every problem of every file
     cast_outcome(Outcome, hit)  one file of `promote cast`: its report (and the --fail-on conditions
                                 it triggered), or its error
+    cast_summary(CastTotals)    the files, elements and counters of a `promote cast` of several files
     rescale_report(report)      one file of `promote rescale`
     explanation(Explanation)    `promote explain`: the rule that decided, what it consulted, other options
     expectations(ExpectReport)  `promote expect`: the expectations that do not hold, and a count
@@ -110,6 +111,9 @@ class Format:
 
     def cast_outcome(self, outcome, failed_on: list[str]) -> str:
         self._none("a cast report")
+
+    def cast_summary(self, totals) -> str:
+        self._none("a cast summary")
 
     def rescale_report(self, report) -> str:
         self._none("a rescale report")

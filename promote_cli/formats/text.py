@@ -82,17 +82,14 @@ class Text(Format):
     def cast_outcome(self, outcome, failed_on: list[str]) -> str:
         if outcome.error is not None:
             return ""  # the error is the command's one line on stderr
-        r, s = outcome.report, outcome.report.stats
+        r = outcome.report
         shape = "x".join(str(d) for d in r.shape) if r.shape else "scalar"
-        overflow = sum(s.get(k, 0) for k in ("overflow_inf", "overflow_nan", "saturated", "wrapped"))
-        line = (f"{one_line(r.input)} -> {one_line(r.output)}: {r.src} -> {r.dst} ({r.mode}), "
-                f"{r.elements} elements ({shape}): {s.get('exact', 0)} exact, {s.get('rounded', 0)} rounded, "
-                f"{overflow} overflowed ({s.get('overflow_inf', 0)} to inf, {s.get('overflow_nan', 0)} to NaN, "
-                f"{s.get('saturated', 0)} saturated, {s.get('wrapped', 0)} wrapped), "
-                f"{s.get('nan_in', 0)} NaN in, {s.get('subnormal_out', 0)} subnormal out, "
-                f"{s.get('unpredictable', 0)} unpredictable")
-        extra = [f"{k} {v}" for k, v in s.items() if k not in CAST_COUNTS]
-        return line + (" (" + ", ".join(extra) + ")" if extra else "") + "\n"
+        return (f"{one_line(r.input)} -> {one_line(r.output)}: {r.src} -> {r.dst} ({r.mode}), "
+                f"{r.elements} elements ({shape})\n{_cast_counts(r.stats)}")
+
+    def cast_summary(self, totals) -> str:
+        return (f"total: {totals.files} files ({totals.files - totals.failed} cast, {totals.failed} failed), "
+                f"{totals.elements} elements\n{_cast_counts(totals.stats)}")
 
     def rescale_report(self, r) -> str:
         s = r.stats
@@ -259,8 +256,17 @@ def _example(f, e: dict) -> str:
     return f"{e['a']}, {e['b']}: {o} -> {_outcome(e[o])}, {f.other} -> {_outcome(e[f.other])}"
 
 
-#: the counters a cast report's text line names, in its order
-CAST_COUNTS = ("exact", "rounded", "overflow_inf", "overflow_nan", "saturated", "wrapped", "nan_in",
-               "subnormal_out", "unpredictable")
+#: the counters a cast report's text names, in its order, with their words: each one that is not 0 (`exact`
+#: always), then any other counter
+CAST_COUNTS = {"exact": "exact", "rounded": "rounded", "overflow_inf": "overflowed to inf",
+               "overflow_nan": "overflowed to NaN", "saturated": "saturated", "wrapped": "wrapped",
+               "nan_in": "NaN in", "subnormal_out": "subnormal out", "unpredictable": "unpredictable"}
+
+
+def _cast_counts(stats: dict) -> str:
+    """The counts line of a cast report or a run's total: `  3 exact, 2106 rounded, 1 NaN in`."""
+    named = [(stats.get(k, 0), word) for k, word in CAST_COUNTS.items()]
+    named += [(v, k) for k, v in stats.items() if k not in CAST_COUNTS]
+    return "  " + ", ".join(f"{v} {word}" for v, word in named if v or word == "exact") + "\n"
 
 FORMAT = Text
