@@ -852,10 +852,13 @@ _busy = False
 
 
 def _worker_sigterm(signum, frame):
-    if _busy:
+    if not _busy:
+        os._exit(128 + signum)
+    # The parent's SIGTERM is followed by the pool's own once a worker has gone (a broken pool terminates
+    # every process): that second one must not raise at once, as a user's second Ctrl-C would, at an
+    # arbitrary point that may hold a lock the writer thread needs; the worker is already on its way out.
+    if atomic._pending is None:
         atomic._defer(signum, frame)
-        return
-    os._exit(128 + signum)
 
 
 def _worker_init() -> None:
