@@ -330,8 +330,9 @@ def test_directory_input_parallel_in_order(tmp_path):
     (d / "notes.txt").write_text("ignored")
     r = run(d, "--to", "f16", "--jobs", "2", "--format", "json")
     assert r.exit_code == 0, r.stderr
-    *reps, summary = [json.loads(line) for line in r.stdout.splitlines()]
+    reps = [json.loads(line) for line in r.stdout.splitlines()]  # one report a file, nothing else
     assert [Path(x["input"]).name for x in reps] == ["a.npy", "b.npy", "c.npy"]
+    summary = json.loads(r.stderr)  # the run's totals go to standard error
     assert summary["summary"]["files"] == 3 and summary["summary"]["elements"] == 30
     assert sorted(n for n in os.listdir(d) if n.endswith(".f16.npy")) == ["a.f16.npy", "b.f16.npy", "c.f16.npy"]
     # a second run skips the outputs of the first and needs --force for the rest

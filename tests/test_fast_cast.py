@@ -262,7 +262,7 @@ def test_the_fast_path_runs_the_common_shapes_and_leaves_the_rest(compared):
     by_code = {code: sum(1 for r in generated if r["code"] == code) for code in (0, 1, 2)}
     assert min(by_code.values()) >= 15, by_code  # casts, --fail-on hits and errors all among them
     assert sum('"failed_on"' in r["out"] for r in generated) >= 15  # json reports too
-    assert sum("total: " in r["out"] or '"summary"' in r["out"] for r in generated) >= 15  # and runs of several files
+    assert sum("total: " in r["out"] or '"summary"' in r["err"] for r in generated) >= 15  # and runs of several files
 
 
 def test_a_simple_cast_writes_what_it_says(compared):
@@ -276,7 +276,8 @@ def test_a_simple_cast_writes_what_it_says(compared):
     assert fast[3]["err"].startswith("promote cast: d/n.npy: TOSA CAST does not define i64 -> f16")
     assert fast[3]["err"].endswith("; nothing written (leave it out with --exclude n.npy)\n")
     assert not [f for f in fast[3]["files"] if f.startswith("d/") and f.endswith(".f16.npy")]
-    *reports, summary = map(json.loads, fast[10]["out"].splitlines())  # the same, n.npy left out
+    reports = list(map(json.loads, fast[10]["out"].splitlines()))  # the same, n.npy left out
+    summary = json.loads(fast[10]["err"])  # JSON totals go to standard error
     assert [r["input"] for r in reports] == ["d/x.npy", "d/y.npy"] and fast[10]["code"] == 0
     assert summary["summary"]["files"] == 2 and summary["summary"]["elements"] == 54
     assert fast[4]["code"] == 1 and "a.npy: --fail-on inexact, nan" in fast[4]["err"]

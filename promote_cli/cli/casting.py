@@ -73,8 +73,8 @@ def _run(inputs, to, output, options, out, fail_on, jobs, write) -> int:
     except interrupted:
         _fail(write, _interrupted(plan.kept()))
         return 130
-    if len(done) > 1:
-        write(out.cast_summary(api.cast_totals(done)), False)
+    if len(done) > 1:  # JSON: standard output holds one report a file, as scripts read it; the totals go aside
+        write(out.cast_summary(api.cast_totals(done)), out.name == "json")
     return exit_code
 
 
