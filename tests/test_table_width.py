@@ -23,8 +23,8 @@ def _cells(text: str, header_start: str, corner_tokens: int, refused: str) -> di
         tokens = stripped.split()
         if cols is None or not tokens or set(stripped) <= {"━"}:
             continue
-        if len(tokens) != len(cols) + 1:
-            continue  # a title line
+        if len(tokens) != len(cols) + 1 or tokens[0] == refused:
+            continue  # a title line, or the legend under the table ("× refused")
         for b, cell in zip(cols, tokens[1:]):
             key = (tokens[0], b)
             assert key not in cells, f"cell {key} printed twice"
