@@ -90,3 +90,54 @@ def test_json_and_bad_input():
     code, _, err = run_cli("explain", "i8", "bogus", "-f", "cann")
     assert code == 2 and len(err.splitlines()) == 1
     assert run_cli("explain", "i8", "u8", "-f", "cann", "-O", "nope=1")[0] == 2
+
+
+def _ruleset_with_nested_decisions(nested):
+    """A fresh ruleset whose look-up of the cell (i8, u8) first runs `nested(rs)`: a decision made while another
+    is being decided (as a rule that asked the ruleset again would)."""
+    from promote_cli.oracle.loader import build, parse_toml
+
+    rs = build(parse_toml(
+        'schema = 2\nname = "nest"\nversion = "1"\ntypes = ["i8", "u8", "i16"]\n'
+        '[tables.main]\ncolumns = ["i8", "u8", "i16"]\n[tables.main.rows]\n'
+        'i8 = ["i8", "i16", "i16"]\nu8 = ["i16", "u8", "i16"]\ni16 = ["i16", "i16", "i16"]\n'
+        '[[rules]]\nname = "table"\nresult = "table(\'main\', a, b)"\n', "nest.toml"), "nest.toml")
+    cells = rs.tables["main"].cells
+    busy = []
+
+    class Reentrant(dict):
+        def get(self, key, default=None):
+            if key == ("i8", "u8") and not busy:
+                busy.append(key)
+                try:
+                    nested(rs)
+                finally:
+                    busy.clear()
+            return super().get(key, default)
+
+    rs.tables["main"].cells = Reentrant(cells)
+    return rs
+
+
+@pytest.mark.parametrize("inner", ["answer", "explain"])
+def test_a_decision_nested_in_an_explanation_neither_joins_nor_ends_its_trace(inner):
+    from promote_cli.oracle import engine
+    from promote_cli.oracle.explain import explain
+
+    seen, fresh = [], [("i16", "u8"), ("u8", "i16"), ("i16", "i16")]  # never asked before: no memo hides them
+
+    def nested(rs):
+        a, b = fresh.pop(0)
+        if inner == "answer":
+            seen.append((a, b, engine.answer(rs, a, b).result))
+        else:
+            seen.append([(s.row, s.column, s.value) for s in explain(rs, a, b).steps])
+
+    rs = _ruleset_with_nested_decisions(nested)
+    x = explain(rs, "i8", "u8")
+    assert [(s.kind, s.name, s.row, s.column, s.value) for s in x.steps] == [("table", "main", "i8", "u8", "i16")]
+    asked = [("i16", "u8"), ("u8", "i16"), ("i16", "i16")][:len(seen)]
+    assert seen == ([(a, b, "i16") for a, b in asked] if inner == "answer" else [[(a, b, "i16")] for a, b in asked])
+    again = explain(rs, "u8", "u8")  # the engine keeps no trace once an explanation is done
+    assert [(s.row, s.column) for s in again.steps] == [("u8", "u8")]
+    assert engine.answer(rs, "i16", "u8").result == "i16"

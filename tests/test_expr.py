@@ -13,6 +13,7 @@ from support import ROOT, run_cli
 import promote_cli
 from promote_cli.errors import RuleFileError, UsageError
 from promote_cli.expressions import syntax
+from promote_cli.expressions.evaluate import evaluate
 from promote_cli.oracle import registry
 from promote_cli.vocab import operators
 
@@ -229,6 +230,61 @@ def _load(tmp_path, extra: str, schema: int = 2):
     ('[expressions.operators."+"]\nop = "add"\ncondition = "true"\ncondition_refuse = "x"\n', "in where only"),
 ])
 def test_the_expressions_section_is_validated_on_load(tmp_path, extra, message):
+    with pytest.raises(RuleFileError, match=re.escape(message)):
+        _load(tmp_path, extra)
+
+
+SHARED = """
+[expressions.defaults]
+op = "add"
+promotion = "a"
+result = "a"
+[expressions.groups.compare]
+operators = ["==", "<"]
+result = "i16"
+[expressions.groups.strict]
+operators = ["<"]
+refuse_if = "is_int(result) and bits(result) > 8"
+refuse = "no wide ordering of {result}"
+[expressions.operators."+"]
+[expressions.operators."=="]
+[expressions.operators."-"]
+result = false
+[expressions.operators."-x"]
+"""
+
+
+def test_operators_inherit_the_defaults_then_their_groups_then_their_own_keys(tmp_path):
+    ops = _load(tmp_path, SHARED).expressions.operators
+    assert list(ops) == ["+", "==", "-", "-x", "<"]  # blocks in the file's order, then those only a group lists
+    assert (ops["+"].op, ops["+"].result.text) == ("add", "a")
+    assert (ops["=="].result.text, ops["=="].refuse_if) == ("i16", None)
+    assert (ops["<"].op, ops["<"].result.text, ops["<"].refuse) == ("add", "i16", "no wide ordering of {result}")
+    assert (ops["-"].op, ops["-"].result) == ("add", None)  # `false` leaves the default out
+    assert (ops["-x"].op, ops["-x"].result) == (None, None)  # a unary operator takes no defaults
+    rs = _load(tmp_path, SHARED)
+    assert "no wide ordering of i16" in evaluate(rs, "x:i16 < y:i8", None).refusal
+    assert evaluate(rs, "x:i8 < y:i16", None).result == "i16" and evaluate(rs, "x:i8 - y:i16", None).result == "i8"
+
+
+@pytest.mark.parametrize("extra, message", [
+    ('[expressions.defaults]\nbogus = 1\n', "expressions.defaults.bogus: unknown key"),
+    ('[expressions.groups.g]\noperators = ["+"]\nbogus = 1\n', "expressions.groups.g.bogus: unknown key"),
+    ('[expressions.groups.g]\nop = "add"\n', "expressions.groups.g.operators: expected a list"),
+    ('[expressions.groups.g]\noperators = []\n', "a group lists the operators it is shared by"),
+    ('[expressions.groups.g]\noperators = ["@"]\n', "expressions.groups.g.operators[0]: unknown operator '@'"),
+    ('[expressions.groups.g]\noperators = ["+", "+"]\nop = "add"\n', "operators[1]: '+' is listed twice"),
+    ('[expressions.groups]\ng = 3\n', "expressions.groups.g: expected a table"),
+    ('[expressions.groups.g]\noperators = ["+"]\nop = "add"\n[expressions.groups.h]\noperators = ["+"]\nop = "add"\n',
+     "expressions.groups.h.op: '+' already takes op from group 'g'"),
+    ('[expressions.operators."+"]\nop = "add"\nresult = false\n',
+     "expressions.operators.+.result: false leaves out an inherited key, and '+' inherits no result"),
+    ('[expressions.groups.g]\noperators = ["+"]\nop = "add"\nresult = false\n', "expressions.groups.g.result: false"),
+    ('[expressions.defaults]\nop = "add"\nresult = "nonsense(a)"\n[expressions.operators."+"]\n',
+     "expressions.operators.+.result: unknown function 'nonsense'"),
+    ('[expressions.groups.g]\noperators = ["+"]\nop = false\n', "expressions.operators.+.op: expected a string"),
+])
+def test_broken_defaults_and_groups_are_load_errors(tmp_path, extra, message):
     with pytest.raises(RuleFileError, match=re.escape(message)):
         _load(tmp_path, extra)
 

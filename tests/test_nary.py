@@ -299,12 +299,12 @@ def test_numpy_needs_the_sequence_and_the_abstract_python_types():
     assert recorded("numpy-2.4", ["i8", "u8", "f16"]) != fold
     rs.nary.keeps, saved = None, rs.nary.keeps
     try:
-        rs.state.clear()
+        rs.engines.clear()
         assert answer_n(rs, ["py:complex", "py:float", "bf16"], "result_type").result != \
             recorded("numpy-2.4", ["py:complex", "py:float", "bf16"])
     finally:
         rs.nary.keeps = saved
-        rs.state.clear()
+        rs.engines.clear()
 
 
 @pytest.mark.parametrize("options", [{"x64": False, "numpy_dtype_promotion": "standard"},

@@ -29,10 +29,14 @@ def expressions(raw: dict):
     for field in ("knows", "keeps"):
         if field in raw.get("nary", {}):
             yield f"nary {field}", raw["nary"][field]
-    for name, spec in raw.get("expressions", {}).get("operators", {}).items():
+    section = raw.get("expressions", {})
+    blocks = [("expressions.defaults", section.get("defaults", {}))]
+    blocks += [(f"expressions.groups.{name}", spec) for name, spec in section.get("groups", {}).items()]
+    blocks += [(f"expressions.operators.{name}", spec) for name, spec in section.get("operators", {}).items()]
+    for where, spec in blocks:
         for field in ("promotion", "promotion_if", "both_python", "result", "refuse_if", "literal_range", "condition"):
-            if field in spec:
-                yield f"expressions.operators.{name} {field}", spec[field]
+            if isinstance(spec.get(field), str):  # `false` leaves an inherited key out
+                yield f"{where} {field}", spec[field]
 
 
 def normal(text: str) -> str:
@@ -127,3 +131,17 @@ result = "a"
     assert len(normal(raw["rules"][0]["if"])) > LONGEST
     assert [w.split(" repeats")[0] for w in written_twice(type_collections(raw, rs))] == ["rules 'r' if", "rules 'r' if"]
     assert written_twice(op_collections(raw, rs)) == ["rules 'r' ops repeats op_lists.both: a, b"]
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_kinds_are_named_not_numbered(path):
+    """A rule says `is_float(x)` or `kind(x) == 'float'`, never a number standing for a kind (`priority(x) < 2`)."""
+    numbered = []
+    for where, text in expressions(read_toml(path)):
+        for node in ast.walk(ast.parse(normal(text), mode="eval")):
+            if isinstance(node, ast.Compare) and any(
+                    isinstance(side, ast.Constant) and isinstance(side.value, int) for side in node.comparators) and any(
+                    isinstance(call, ast.Call) and getattr(call.func, "id", "") == "priority"
+                    for call in ast.walk(node.left)):
+                numbered.append(f"{where}: {normal(text)}")
+    assert not numbered, "\n".join(numbered)

@@ -254,6 +254,26 @@ def test_weak_nodes_and_the_lattice_the_option_picks(a, b, x32, x64):
     assert answer(rs, a, b, "add", {"x64": "true"}).result == x64
 
 
+def test_a_lattice_with_a_base_is_that_lattice_patched():
+    rs = rules(JAX_LIKE.replace("[lattices.standard]", '[lattices.x64.edges]\nf64 = ["c64"]\n[lattices.standard]'))
+    x32, x64 = rs.lattices["x32"], rs.lattices["x64"]
+    assert (x32.edges["f64"], x64.edges["f64"], x64.edges["c64"]) == ((), ("c64",), ())
+    assert list(x64.edges) == [*x32.edges, "c64"]  # the base's nodes in its order, then the new one
+    assert x64.reason == x32.reason and x64.weak["py:int"].dtype.name == "i64"
+    assert answer(rs, "f64", "c64", options={"x64": True}).result == "c64"
+    assert answer(rs, "f64", "c64").refused and answer(rs, "i8", "f32", options={"x64": True}).result == "f32"
+
+
+@pytest.mark.parametrize("patch, message", [
+    ('[lattices.x64.edges]\nu8 = ["u16", "i16"]\n', 'lattices.x64.edges.u8: repeats the successors x32 gives it'),
+    ('[lattices.x64]\nreason = "no common type for {a} and {b}"\n', "lattices.x64.reason: repeats the reason of x32"),
+])
+def test_a_patch_that_repeats_its_base_is_a_load_error(patch, message):
+    fails(JAX_LIKE.replace('[lattices.standard]', patch.replace("[lattices.x64]\n", "") + '[lattices.standard]')
+          if "edges" in patch else JAX_LIKE.replace('base = "x32"\n', 'base = "x32"\n' + patch.split("\n", 1)[1]),
+          message)
+
+
 def test_a_weak_result_is_a_weak_operand():
     result = answer(rules(JAX_LIKE), "py:int", "py:float").result_operand
     assert (result.form, result.dtype.name) == ("weak", "f32")
@@ -317,6 +337,17 @@ def test_a_result_outside_the_types_is_a_rule_defect_naming_file_and_rule():
 def test_table_cells_and_lattice_nodes_outside_the_types_are_load_errors():
     fails('[tables.t]\ncolumns = ["i8"]\nrows.i8 = ["u64"]\n', "tables.t.rows.i8", "gives u64, which is not in the file's types")
     fails('[lattices.l.edges]\ni8 = ["u64"]\n', "lattices.l", "u64 gives u64")
+
+
+def test_a_ruleset_has_an_engine_per_option_values_sharing_one_environment():
+    from promote_cli.oracle.engine import engine
+
+    rs = rules(JAX_LIKE)
+    x32, x64 = engine(rs, {"x64": False}), engine(rs, {"x64": True})
+    assert engine(rs, {"x64": False}) is x32 and x64 is not x32
+    assert x64.env is x32.env and x64.set_text is x32.set_text and x64.ranks is x32.ranks
+    assert answer(rs, "u8", "py:int", options={"x64": True}).result == "u8"
+    assert len(x64.memo) == 1 and not x32.memo
 
 
 def test_priority_is_the_vocabulary_s():
@@ -550,3 +581,52 @@ def test_the_schema_1_form_of_a_rewritten_file_still_loads_and_agrees(name):
             want.result, want.rule, want.reason, want.refusal, want.hint), (op, options, a, b)
         compared += 1
     assert compared > 5000
+
+
+# ---- messages ---------------------------------------------------------------------------
+
+MESSAGES = """
+[messages]
+no_pair = "demo refuses {a} with {b}"
+[operands]
+python = "refuse"
+refuse_message = { message = "no_pair" }
+[tables.t]
+reason = { message = "no_pair" }
+columns = ["i8", "u8"]
+rows.i8 = ["i8", "x"]
+rows.u8 = ["x", "u8"]
+[[rules]]
+name = "bool"
+if = "is_bool(a) or is_bool(b)"
+refuse = { message = "no_pair" }
+[[rules]]
+name = "table"
+result = "table('t', a, b)"
+"""
+
+
+def test_a_message_is_written_once_and_named_where_it_is_said():
+    rs = rules(MESSAGES)
+    assert rs.tables["t"].reason == rs.rules[0].refuse == "demo refuses {a} with {b}"
+    assert answer(rs, "i8", "u8").refusal == "demo refuses i8 with u8"
+    assert answer(rs, "bool", "i8").refusal == "demo refuses bool with i8"
+    assert rs.operands.refuse_message == "demo refuses {a} with {b}"
+
+
+@pytest.mark.parametrize("change, message", [
+    (('refuse = { message = "no_pair" }', 'refuse = { message = "nope" }'),
+     "rules[0] (bool).refuse.message: 'nope' names no message of this file ([messages]: no_pair)"),
+    (('refuse = { message = "no_pair" }', 'refuse = { message = "no_pair", extra = 1 }'),
+     "rules[0] (bool).refuse.extra: unknown key"),
+    (('no_pair = "demo', 'unused = "x"\nno_pair = "demo'), "messages.unused: no message site names it"),
+    (('no_pair = "demo refuses {a} with {b}"', 'no_pair = 3'), "messages.no_pair: expected a string, got int"),
+    (('no_pair = "demo refuses {a} with {b}"', 'no_pair = "{a} and {c}"'), "unknown placeholder {c}"),
+    (('[messages]\n', '[messages]\n"not a name" = "x"\n'), "messages.not a name: a message name is an identifier"),
+])
+def test_broken_messages_are_load_errors(change, message):
+    fails(MESSAGES.replace(*change), message)
+
+
+def test_schema_1_has_no_messages():
+    fails('[messages]\nm = "x"\n', "messages: needs schema = 2", base=BASE.replace("schema = 2", "schema = 1"))

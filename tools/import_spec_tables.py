@@ -190,7 +190,7 @@ def _key(text: str) -> str:
 
 def toml_table(name: str, columns: list[str], cells: Table, *, rows: list[str] | None = None,
                row_names: dict[str, str] | None = None, commutative: bool, refusal: str,
-               reason: str, comment: str = "") -> str:
+               reason: str | dict, comment: str = "") -> str:
     """One `[tables.NAME]` block, cells aligned in columns as the spec prints them.
 
     `rows` defaults to `columns`; `row_names` renames a row key (e.g. f32 -> "weak:f32")
@@ -213,7 +213,8 @@ def toml_table(name: str, columns: list[str], cells: Table, *, rows: list[str] |
     out += [
         f"commutative = {'true' if commutative else 'false'}",
         f"refusal = {_quote(refusal)}",
-        f"reason = {_quote(reason)}",
+        # {"message": NAME}: the rule file's [messages] NAME, written there once
+        f"reason = {'{ message = ' + _quote(reason['message']) + ' }' if isinstance(reason, dict) else _quote(reason)}",
         line("columns", columns),
         f"[tables.{name}.rows]",
     ]
@@ -269,13 +270,13 @@ def anvil_block(path: Path | None = None) -> str:
     types, known, ambiguous = anvil_tables(path)
     first = toml_table(
         "main", types, known, commutative=is_commutative(types, known), refusal="x",
-        reason="anvil does not promote {a} with {b}",
+        reason={"message": "no_promotion"},
         comment="The page's first table: two known (non-ambiguous) types.",
     )
     second = toml_table(
         "ambiguous", types, ambiguous, row_names={t: f"weak:{t}" for t in types},
         commutative=False, refusal="x",
-        reason="anvil does not promote {a} with {b}",
+        reason={"message": "no_promotion"},
         comment="The page's second table: rows are the ambiguous operand, columns the known one.",
     )
     return first + "\n" + second

@@ -42,7 +42,7 @@ class Table:
     rows: list[str] | str  # operands, or the name of a type set of the rule file ("types": its types)
     columns: list[str] | str
     comment: list[str]
-    reason: str
+    reason: str | dict  # the text, or {"message": NAME}: the rule file's [messages] NAME, written there once
     commutative: bool = False
     options: dict = field(default_factory=dict)
     weak_from: list[str] = field(default_factory=list)  # a cell is weak:DTYPE where one of these ops gave it weak
@@ -92,7 +92,7 @@ FILES = [
         Table("promote", "promote_types", "types", "types", commutative=True,
               comment=["np.promote_types(a, b), which np.result_type of two arrays also gives: NumPy's",
                        "__common_dtype__ of the two DTypes, with ml_dtypes' registered promotions."],
-              reason="The DTypes {a} and {b} do not have a common DType"),
+              reason={"message": "no_common_dtype"}),
         Table("ufunc_add", "add", "types", "types",
               comment=["a + b on two arrays: the add ufunc's loop.  Where both are NumPy's own types this",
                        "is the promote table; with an ml_dtypes type the ufunc's legacy type resolver",
@@ -107,7 +107,7 @@ FILES = [
               comment=["np.result_type(an ml_dtypes array, a Python scalar): NumPy's abstract Python",
                        "DTypes try float16 then float64 for a float, complex64 then complex128 for a",
                        "complex, uint8, int8 then int64 for an int (NumPy's own types: NEP 50, as rules)."],
-              reason="The DTypes {a} and {b} do not have a common DType"),
+              reason={"message": "no_common_dtype"}),
     ]),
     RuleFile(ROOT / "rules" / "array-api@2025.12.toml", RECORDINGS / "array-api-2025.12.json", [
         Table("promotion", "result_type", "types", "types", commutative=True,
@@ -132,12 +132,12 @@ def _jax_lattices() -> list:
         for x64 in (False, True):
             name = f"{mode}_{'x64' if x64 else 'x32'}"
             key = "strict" if mode == "strict" else ("x64" if x64 else "x32")
-            base = "strict_x32" if mode == "strict" and x64 else None
-            lead = (f"the {base} edges" if base else
+            base = f"{mode}_x32" if x64 else None
+            lead = (f"the {base} lattice with x64's weak dtypes and its own edges, where they differ." if base else
                     f"jax._src.dtypes._type_promotion_lattice(strict={mode == 'strict'}, x64={x64}): each type and its")
-            comment = [lead + (" with x64's weak dtypes." if base else ""),
-                       *([] if base else ["immediate successors; py:int, py:float, py:complex are JAX's weak int, float",
-                                          "and complex nodes, weak = their dtype (the default int, float and complex)."])]
+            comment = [lead, *([] if base else ["immediate successors; py:int, py:float, py:complex are JAX's weak int, "
+                                                "float", "and complex nodes, weak = their dtype (the default int, float "
+                                                "and complex)."])]
             reason = (STRICT_REASON if mode == "strict" else STANDARD_REASON)
             out.append(Lattice(name, key, comment, reason, {"x64": x64, "numpy_dtype_promotion": mode}, base))
     return out
@@ -186,12 +186,12 @@ def _tensorflow() -> RuleFile:
               commutative=True,
               comment=["tnp.result_type in legacy mode (and with NumPy behaviour off): NumPy's own promotion",
                        "(numpy.result_type over the ml_dtypes types), Python scalars as NumPy 2 treats them."],
-              reason="NumPy cannot promote {a} with {b}"),
+              reason={"message": "numpy_refuses"}),
         Table("numpy_prefer_float32", "tnp.result_type", SCALARS, types + SCALARS,
               options=mode("legacy", True),
               comment=["The Python-scalar rows of the numpy table with prefer_float32=true: a Python float",
                        "is a float32, a Python complex a complex64."],
-              reason="NumPy cannot promote {a} with {b}"),
+              reason={"message": "numpy_refuses"}),
         Table("safe", "tnp.result_type", everything, everything, options=mode("safe"), commutative=True,
               weak_from=["add", "tf.add"],
               comment=["dtype_conversion_mode=safe: TensorFlow's auto dtype conversion lattice without the",
@@ -262,6 +262,13 @@ def _cell(answers: dict, op: str, row: str, col: str, opts: str, weak_from: list
     return cell
 
 
+def _reason(reason: str | dict) -> str:
+    """A reason as the rule file writes it: the text, or `{ message = "NAME" }` (the file's [messages] NAME)."""
+    if isinstance(reason, dict):
+        return "{ message = " + _q(reason["message"]) + " }"
+    return _q(reason)
+
+
 def render_table(table: Table, answers: dict, rules: Path) -> str:
     opts = json.dumps(table.options, sort_keys=True)
     rows, columns = operands(table.rows, rules), operands(table.columns, rules)
@@ -276,7 +283,7 @@ def render_table(table: Table, answers: dict, rules: Path) -> str:
     out = [f"[tables.{table.name}]"] + [f"# {c}" for c in table.comment]
     if table.commutative:
         out.append("commutative = true")
-    out.append(f"reason = {_q(table.reason)}")
+    out.append(f"reason = {_reason(table.reason)}")
     out.append(lines[0])
     out.append(f"[tables.{table.name}.rows]")
     out += lines[1:]
@@ -286,10 +293,10 @@ def render_table(table: Table, answers: dict, rules: Path) -> str:
 WEAK_NODES = ("py:int", "py:float", "py:complex")
 
 
-def render_lattice(lattice: Lattice, data: dict, answers: dict) -> str:
-    edges = data.get("lattices", {}).get(lattice.key)
-    if edges is None:
-        raise SystemExit(f"{TOOL}: the recording has no lattice {lattice.key!r}")
+def render_lattice(lattice: Lattice, data: dict, answers: dict, blocks: list) -> str:
+    """A recorded lattice's block; with a `base`, only what differs from the base lattice: its weak dtypes, its
+    reason when it has another, and the edges of the nodes whose successors differ (the loader's patch)."""
+    edges = _recorded_lattice(data, lattice.key)
     opts = json.dumps(lattice.options, sort_keys=True)
     weak = {}
     for node in WEAK_NODES:
@@ -297,17 +304,33 @@ def render_lattice(lattice: Lattice, data: dict, answers: dict) -> str:
         if answers.get(key) is None:
             raise SystemExit(f"{TOOL}: the recording has no answer for {key}")
         weak[node] = answers[key]
+    base = next((b for b in blocks if isinstance(b, Lattice) and b.name == lattice.base), None)
+    if lattice.base and base is None:
+        raise SystemExit(f"{TOOL}: lattice {lattice.name}: no block writes its base {lattice.base!r}")
     out = [f"[lattices.{lattice.name}]"] + [f"# {c}" for c in lattice.comment]
-    if lattice.base:
-        out.append(f"base = {_q(lattice.base)}")
+    if base is not None:
+        out.append(f"base = {_q(base.name)}")
+        below = _recorded_lattice(data, base.key)
+        gone = [node for node in below if node not in edges]
+        if gone:
+            raise SystemExit(f"{TOOL}: lattice {lattice.name} lacks {gone[0]} of its base {base.name}")
+        edges = {node: succ for node, succ in edges.items() if below.get(node) != succ}
     out.append("weak = { " + ", ".join(f"{_q(n)} = {_q(d)}" for n, d in weak.items()) + " }")
-    out.append(f"reason = {_q(lattice.reason)}")
-    if lattice.base:
+    if base is None or lattice.reason != base.reason:
+        out.append(f"reason = {_q(lattice.reason)}")
+    if not edges:
         return "\n".join(out)
     out.append(f"[lattices.{lattice.name}.edges]")
     width = max(len(_key(n)) for n in edges)
     out += [f"{_key(node):<{width}} = [" + ", ".join(_q(s) for s in succ) + "]" for node, succ in edges.items()]
     return "\n".join(out)
+
+
+def _recorded_lattice(data: dict, key: str) -> dict:
+    edges = data.get("lattices", {}).get(key)
+    if edges is None:
+        raise SystemExit(f"{TOOL}: the recording has no lattice {key!r}")
+    return edges
 
 
 def hasse(lattice: JoinLattice, answers: dict) -> dict[str, list[str]]:
@@ -363,7 +386,7 @@ def rewrite(text: str, spec: RuleFile, answers: dict, data: dict, rules: Path | 
         if isinstance(item, JoinLattice):
             body = render_join_lattice(item, answers)
         elif isinstance(item, Lattice):
-            body = render_lattice(item, data, answers)
+            body = render_lattice(item, data, answers, spec.blocks)
         else:
             body = render_table(item, answers, rules or spec.rules)
         return f"# BEGIN generated {kind} {item.name} ({TOOL})\n{body}\n# END generated {kind} {item.name}"

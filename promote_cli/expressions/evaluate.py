@@ -342,7 +342,7 @@ class _Evaluator:
         if engine.formula(self.rs, spec.refuse_if, self.values, where, **names):
             shown = _where(spec.name, "refuse_if", spec.refuse_if)
             step.rule = f"{rule}; {shown}" if rule else shown
-            fields = {**self.rs.state.get("set_text", {}), **self.values, **names, "op": spec.name,
+            fields = {**engine.engine(self.rs, self.values).set_text, **self.values, **names, "op": spec.name,
                       "op_group": spec.op}
             raise _Refused(spec.refuse.format(**fields), step)
 

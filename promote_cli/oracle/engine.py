@@ -10,7 +10,8 @@
 4. every matching `[[after]]` clause adjusts the result or refuses;
 5. a refusal is explained: the engine re-asks with each option's hint values and says
    which one would give a result.
-Answers are memoised per ruleset.
+An `Engine` per (ruleset, option values) holds the memo of decisions; the evaluation environment is built
+once per ruleset and shared by its engines.
 """
 
 from __future__ import annotations
@@ -146,6 +147,34 @@ def _real_of(x) -> DType:
                 and (f.exp_bits, f.man_bits) == (d.exp_bits, d.man_bits))
 
 
+def _lookups(rs: Ruleset, trace: list | None):
+    """The rule functions `table(NAME, x, y)` and `join(NAME, x, y)` of ruleset `rs`; with a `trace` list, each
+    look-up is also appended to it (`promote explain`'s steps)."""
+
+    def table(name: str, x, y):
+        t = rs.tables[name]
+        row = _key(x, t.rows)
+        col = _key(y, t.columns)
+        cell = t.cells.get((row, col)) if row is not None and col is not None else None
+        if trace is not None:
+            trace.append(("table", name, row, col, None if cell is REFUSE else cell))
+        if cell is None or cell is REFUSE:
+            raise Refusal(t.reasons.get((row, col), t.reason).format(a=x, b=y, table=name))
+        return cell
+
+    def join(name: str, x, y):
+        lat = rs.lattices[name]
+        kx, ky = _node(lat, x), _node(lat, y)
+        least = lat.joins.get((kx, ky)) if kx is not None and ky is not None else None
+        if trace is not None:
+            trace.append(("lattice", name, kx, ky, least))
+        if least is None:
+            raise Refusal(lat.reason.format(a=x, b=y))
+        return lat.weak.get(least) or lat.nodes[least]
+
+    return table, join
+
+
 def _environment(rs: Ruleset) -> dict:
     """The evaluation globals of one ruleset: functions, dtype names, constants."""
     ints = sorted((d for d in rs.types if d.kind in ("signed", "unsigned")), key=lambda d: (d.bits, d.kind))
@@ -170,29 +199,7 @@ def _environment(rs: Ruleset) -> dict:
                 return d
         raise Refusal(f"no floating-point type of {rs.key} holds both {x} and {y}")
 
-    def table(name: str, x, y):
-        t = rs.tables[name]
-        row = _key(x, t.rows)
-        col = _key(y, t.columns)
-        cell = t.cells.get((row, col)) if row is not None and col is not None else None
-        trace = rs.state.get("trace")
-        if trace is not None:  # `promote explain` is watching
-            trace.append(("table", name, row, col, None if cell is REFUSE else cell))
-        if cell is None or cell is REFUSE:
-            raise Refusal(t.reasons.get((row, col), t.reason).format(a=x, b=y, table=name))
-        return cell
-
-    def join(name: str, x, y):
-        lat = rs.lattices[name]
-        kx, ky = _node(lat, x), _node(lat, y)
-        least = lat.joins.get((kx, ky)) if kx is not None and ky is not None else None
-        trace = rs.state.get("trace")
-        if trace is not None:
-            trace.append(("lattice", name, kx, ky, least))
-        if least is None:
-            raise Refusal(lat.reason.format(a=x, b=y))
-        return lat.weak.get(least) or lat.nodes[least]
-
+    table, join = _lookups(rs, None)
     choices = {name: x.pick for name, x in [*rs.lattices.items(), *rs.maps.items()] if x.option is not None}
 
     def pick(name: str, value) -> str:
@@ -343,11 +350,169 @@ def normalise(rs: Ruleset, x: Operand | str) -> Operand:
     return x
 
 
+class Engine:
+    """Answering for one ruleset under one assignment of its options (`engine(rs, values)` makes or finds it).
+
+    It owns the memo of decisions (`key` is its one key), the evaluation environment of the ruleset's rule
+    expressions, the set texts its messages format and the `[nary]` ranks; the last three are built once per
+    ruleset and shared by its engines. `decide` is the one way a pair is decided; given a `trace` list it
+    decides afresh (no memo) and appends what the rules consulted to that list alone: nothing of the trace
+    lives in the shared state, so a decision nested in a traced one is neither traced nor disturbed.
+    """
+
+    __slots__ = ("rs", "values", "env", "set_text", "ranks", "memo")
+
+    def __init__(self, rs: Ruleset, values: dict, sibling: Engine | None = None):
+        self.rs, self.values, self.memo = rs, values, {}
+        if sibling is not None:
+            self.env, self.set_text, self.ranks = sibling.env, sibling.set_text, sibling.ranks
+        else:
+            self.env = _environment(rs)
+            self.set_text = {name: SetText(d.name for d in members) for name, members in rs.sets.items()}
+            self.ranks = {spelling: i for i, spelling in enumerate(rs.nary.order)}
+
+    @staticmethod
+    def key(op: str, a: Operand, b: Operand, after: bool, skip_after: frozenset) -> tuple:
+        """The memo's key of a decision (the options are the engine's own)."""
+        return op, str(a), str(b), after, skip_after
+
+    def local(self, group: str, op: str) -> dict:
+        """The names a rule sees besides the environment: the options, the op group and the op as written."""
+        local = dict(self.values)
+        local["op"] = group
+        local["_op_name"] = op
+        return local
+
+    def decide(self, op: str, a: Operand, b: Operand, after: bool = True, skip_after: frozenset = frozenset(),
+               trace: list | None = None):
+        """(result, rule, reason, refusal) for normalised operands; messages see `{op}` as the user wrote it.
+        `after=False`: the `[[rules]]` clause's result, without the `[[after]]` clauses; `skip_after`: those
+        clauses left out. With `trace` (a list), decided afresh and every table cell, lattice join and
+        `[[after]]` change appended to it, as `("table" | "lattice" | "after", name, x, y, value)`."""
+        if trace is not None:
+            return self._decide(op, a, b, after, skip_after, trace)
+        key = self.key(op, a, b, after, skip_after)
+        hit = self.memo.get(key)
+        if hit is None:
+            hit = self.memo[key] = self._decide(op, a, b, after, skip_after, None)
+        return hit
+
+    def _decide(self, op: str, a: Operand, b: Operand, after: bool, skip_after: frozenset, trace: list | None):
+        rs = self.rs
+        env = self.env
+        if trace is not None:
+            env = dict(env)
+            env["table"], env["join"] = _lookups(rs, trace)
+        local = self.local(resolve_op(rs, op), op)
+        try:
+            result, rule, reason = None, None, ""
+            for clause in rs.rules:
+                outcome = self._try(clause, env, local, a, b, None)
+                if outcome is not None:
+                    result, reason = outcome
+                    rule = clause.name
+                    break
+            else:
+                raise _Decided(f"no rule of {rs.key} decides {a} {op} {b}", None)
+            if after:
+                result, rule, reason = self.after(env, local, a, b, result, rule, reason, skip_after, trace)
+            return result, rule, reason, None
+        except _Decided as exc:
+            return None, exc.rule, str(exc), str(exc)
+
+    def after(self, env: dict, local: dict, a: Operand, b: Operand, result, rule, reason,
+              skip: frozenset = frozenset(), trace: list | None = None):
+        """Every matching `[[after]]` clause (but those named in `skip`) adjusts `result` (or raises _Decided)."""
+        for clause in self.rs.after:
+            if clause.name in skip:
+                continue
+            outcome = self._try(clause, env, local, a, b, result)
+            if outcome is not None:
+                if trace is not None:
+                    trace.append(("after", clause.name, str(result), None, str(outcome[0])))
+                result = outcome[0]
+                if outcome[1]:
+                    reason = f"{reason}; {outcome[1]}" if reason else outcome[1]
+                rule = f"{rule}, {clause.name}"
+        return result, rule, reason
+
+    def _try(self, clause: Clause, env: dict, local: dict, a: Operand, b: Operand, result):
+        """The clause's (result, reason) if its condition holds, else None; raises _Decided on refusal."""
+        if clause.ops is not None and local["op"] not in clause.ops:
+            return None
+        rs = self.rs
+        orders = ((a, b), (b, a)) if clause.symmetric and str(a) != str(b) else ((a, b),)
+        for x, y in orders:
+            local["a"], local["b"] = x, y
+            if result is not None:
+                local["result"] = result
+            try:
+                if clause.cond is not None and not clause.cond.eval(env, local):
+                    continue
+                fields = {**self.set_text, **local, "a": x, "b": y, "result": result,
+                          "op": local["_op_name"], "op_group": local["op"]}
+                if clause.refuse is not None:
+                    raise _Decided(clause.refuse.format(**fields), clause.name)
+                value = _as_operand(clause.result.eval(env, local))
+                if clause.weak is not None:
+                    local["result"] = value
+                    value = Operand(WEAK if clause.weak.eval(env, local) else TENSOR, _dt(value))
+                if value.dtype not in rs.type_set:
+                    raise RuleDefect(f"{rs.path}: rule {clause.name!r} gives {value} for ({x}, {y}), "
+                                     f"which is not one of the file's types")
+                fields["result"] = value
+                return value, clause.reason.format(**fields) if clause.reason else ""
+            except Refusal as exc:
+                raise _Decided(str(exc), clause.name) from None
+            except (PromoteError, _Decided):
+                raise
+            except Exception as exc:  # a rule that does not fit these operands: a defect of the file
+                raise RuleDefect(f"{rs.path}: rule {clause.name!r} fails on ({x}, {y}): {exc}") from None
+        return None
+
+    def formula(self, expr, where: str, **names):
+        """A compiled rule expression evaluated with the engine's options and `names` (a, b, result, ...).
+
+        A Refusal it raises passes through; any other failure is a RuleDefect naming the file and `where`."""
+        local = dict(self.values)
+        local.update(names)
+        local.setdefault("op", None)
+        try:
+            return expr.eval(self.env, local)
+        except PromoteError:
+            raise
+        except Exception as exc:
+            shown = ", ".join(f"{k}={v}" for k, v in names.items())
+            raise RuleDefect(f"{self.rs.path}: {where} fails on ({shown}): {exc}") from None
+
+    def hint(self, decide) -> dict | None:
+        """The first single option change under which `decide(engine)` (a decision's result) is not None:
+        {option, value, result}."""
+        rs = self.rs
+        for name, opt in rs.options.items():
+            for candidate in opt.hint:
+                if candidate == self.values[name]:
+                    continue
+                got = decide(engine(rs, {**self.values, name: candidate}))
+                if got is not None:
+                    return {"option": name, "value": opt.show(candidate), "result": str(got)}
+        return None
+
+
+def engine(rs: Ruleset, values: dict) -> Engine:
+    """The engine of ruleset `rs` under typed option `values` (every option's, as `parse_options` gives them)."""
+    key = tuple(values.items())
+    found = rs.engines.get(key)
+    if found is None:
+        found = rs.engines[key] = Engine(rs, values, next(iter(rs.engines.values()), None))
+    return found
+
+
 def answer(rs: Ruleset, a, b, op: str = "add", options: dict | None = None,
            skip_after: frozenset = frozenset()) -> Answer:
     """The answer of ruleset `rs` for `a op b` with `options` (names -> values); `skip_after` names
     `[[after]]` clauses left out (an expression's operator whose kernel is not the op's)."""
-    group = resolve_op(rs, op)
+    resolve_op(rs, op)
     values = parse_options(rs, options)
     a_in = a if isinstance(a, Operand) else operands.parse(a)
     b_in = b if isinstance(b, Operand) else operands.parse(b)
@@ -357,101 +522,13 @@ def answer(rs: Ruleset, a, b, op: str = "add", options: dict | None = None,
         na, nb = normalise(rs, a_in), normalise(rs, b_in)
     except Refusal as exc:
         return Answer(**base, result=None, rule="types", reason=str(exc), refusal=str(exc))
-    memo = rs.state.setdefault("memo", {})
-    key = (op, str(na), str(nb), tuple(values.items())) + ((skip_after,) if skip_after else ())
-    hit = memo.get(key)
-    if hit is None:
-        hit = memo[key] = _decide(rs, group, op, na, nb, values, skip_after=skip_after)
-    result, rule, reason, refusal = hit
+    eng = engine(rs, values)
+    result, rule, reason, refusal = eng.decide(op, na, nb, skip_after=skip_after)
     hint = None
     if result is None and not skip_after:
-        hint = _hint(rs, group, op, na, nb, values)
+        hint = eng.hint(lambda other: other.decide(op, na, nb)[0])
     return Answer(**base, result=str(result) if result is not None else None, rule=rule, reason=reason,
                   refusal=refusal, hint=hint, result_operand=result)
-
-
-def _env(rs: Ruleset) -> dict:
-    env = rs.state.get("env")
-    if env is None:
-        env = rs.state["env"] = _environment(rs)
-        rs.state["set_text"] = {name: SetText(d.name for d in members) for name, members in rs.sets.items()}
-    return env
-
-
-def _decide(rs: Ruleset, group: str, op: str, a: Operand, b: Operand, values: dict, after: bool = True,
-            skip_after: frozenset = frozenset()):
-    """(result, rule, reason, refusal) for normalised operands; messages see `{op}` as the user wrote it.
-    `after=False`: the `[[rules]]` clause's result, without the `[[after]]` clauses."""
-    env = _env(rs)
-    local = dict(values)
-    local["op"] = group
-    local["_op_name"] = op
-    try:
-        result, rule, reason = None, None, ""
-        for clause in rs.rules:
-            outcome = _try(rs, clause, env, local, a, b, None)
-            if outcome is not None:
-                result, reason = outcome
-                rule = clause.name
-                break
-        else:
-            raise _Decided(f"no rule of {rs.key} decides {a} {op} {b}", None)
-        if after:
-            result, rule, reason = _after(rs, env, local, a, b, result, rule, reason, skip_after)
-        return result, rule, reason, None
-    except _Decided as exc:
-        return None, exc.rule, str(exc), str(exc)
-
-
-def _after(rs: Ruleset, env: dict, local: dict, a: Operand, b: Operand, result, rule, reason,
-           skip: frozenset = frozenset()):
-    """Every matching `[[after]]` clause (but those named in `skip`) adjusts `result` (or raises _Decided)."""
-    for clause in rs.after:
-        if clause.name in skip:
-            continue
-        outcome = _try(rs, clause, env, local, a, b, result)
-        if outcome is not None:
-            if rs.state.get("trace") is not None:
-                rs.state["trace"].append(("after", clause.name, str(result), None, str(outcome[0])))
-            result = outcome[0]
-            if outcome[1]:
-                reason = f"{reason}; {outcome[1]}" if reason else outcome[1]
-            rule = f"{rule}, {clause.name}"
-    return result, rule, reason
-
-
-def _try(rs: Ruleset, clause: Clause, env: dict, local: dict, a: Operand, b: Operand, result):
-    """The clause's (result, reason) if its condition holds, else None; raises _Decided on refusal."""
-    if clause.ops is not None and local["op"] not in clause.ops:
-        return None
-    orders = ((a, b), (b, a)) if clause.symmetric and str(a) != str(b) else ((a, b),)
-    for x, y in orders:
-        local["a"], local["b"] = x, y
-        if result is not None:
-            local["result"] = result
-        try:
-            if clause.cond is not None and not clause.cond.eval(env, local):
-                continue
-            fields = {**rs.state["set_text"], **local, "a": x, "b": y, "result": result,
-                      "op": local["_op_name"], "op_group": local["op"]}
-            if clause.refuse is not None:
-                raise _Decided(clause.refuse.format(**fields), clause.name)
-            value = _as_operand(clause.result.eval(env, local))
-            if clause.weak is not None:
-                local["result"] = value
-                value = Operand(WEAK if clause.weak.eval(env, local) else TENSOR, _dt(value))
-            if value.dtype not in rs.type_set:
-                raise RuleDefect(f"{rs.path}: rule {clause.name!r} gives {value} for ({x}, {y}), "
-                                 f"which is not one of the file's types")
-            fields["result"] = value
-            return value, clause.reason.format(**fields) if clause.reason else ""
-        except Refusal as exc:
-            raise _Decided(str(exc), clause.name) from None
-        except (PromoteError, _Decided):
-            raise
-        except Exception as exc:  # a rule that does not fit these operands: a defect of the file
-            raise RuleDefect(f"{rs.path}: rule {clause.name!r} fails on ({x}, {y}): {exc}") from None
-    return None
 
 
 def _as_operand(value) -> Operand:
@@ -466,34 +543,7 @@ def formula(rs: Ruleset, expr, values: dict, where: str, **names):
     """A compiled rule expression of `rs` evaluated with typed option `values` and `names` (a, b, result, ...).
 
     A Refusal it raises passes through; any other failure is a RuleDefect naming the file and `where`."""
-    local = dict(values)
-    local.update(names)
-    local.setdefault("op", None)
-    try:
-        return expr.eval(_env(rs), local)
-    except PromoteError:
-        raise
-    except Exception as exc:
-        shown = ", ".join(f"{k}={v}" for k, v in names.items())
-        raise RuleDefect(f"{rs.path}: {where} fails on ({shown}): {exc}") from None
-
-
-def _hint(rs: Ruleset, group: str, op: str, a: Operand, b: Operand, values: dict) -> dict | None:
-    """The first single option change that turns this refusal into a result."""
-    memo = rs.state.setdefault("memo", {})
-    for name, opt in rs.options.items():
-        for candidate in opt.hint:
-            if candidate == values[name]:
-                continue
-            changed = dict(values)
-            changed[name] = candidate
-            key = (op, str(a), str(b), tuple(changed.items()))
-            hit = memo.get(key)
-            if hit is None:
-                hit = memo[key] = _decide(rs, group, op, a, b, changed)
-            if hit[0] is not None:
-                return {"option": name, "value": opt.show(candidate), "result": str(hit[0])}
-    return None
+    return engine(rs, values).formula(expr, where, **names)
 
 
 # ---- N operands -------------------------------------------------------------------
@@ -520,7 +570,7 @@ def answer_n(rs: Ruleset, operand_list, op: str = "add", options: dict | None = 
         out = answer(rs, parsed[0], parsed[1], op, options)
         out.operands = (out.a, out.b)
         return out
-    group = resolve_op(rs, op)
+    resolve_op(rs, op)
     values = parse_options(rs, options)
     shown = {k: v.name if isinstance(v, DType) else v for k, v in values.items()}
     names = tuple(str(x) for x in parsed)
@@ -530,42 +580,34 @@ def answer_n(rs: Ruleset, operand_list, op: str = "add", options: dict | None = 
         normal = [normalise(rs, x) for x in parsed]
     except Refusal as exc:
         return Answer(**base, result=None, rule="types", reason=str(exc), refusal=str(exc))
-    result, rule, reason, refusal = _decide_n(rs, group, op, normal, values)
+    eng = engine(rs, values)
+    result, rule, reason, refusal = _decide_n(eng, op, normal)
     hint = None
     if result is None:
-        for name, opt in rs.options.items():
-            for candidate in opt.hint:
-                if candidate != values[name] and hint is None:
-                    got = _decide_n(rs, group, op, normal, {**values, name: candidate})[0]
-                    if got is not None:
-                        hint = {"option": name, "value": opt.show(candidate), "result": str(got)}
+        hint = eng.hint(lambda other: _decide_n(other, op, normal)[0])
     return Answer(**base, result=str(result) if result is not None else None, rule=rule, reason=reason,
                   refusal=refusal, hint=hint, result_operand=result)
 
 
-def _decide_n(rs: Ruleset, group: str, op: str, normal: list[Operand], values: dict):
+def _decide_n(eng: Engine, op: str, normal: list[Operand]):
     """(result, rule, reason, refusal) for N normalised operands."""
+    rs = eng.rs
     nary = rs.nary
     if nary.strong_first:  # the others first, then Python scalars and weak operands, each in their order
         normal = [x for x in normal if x.form not in (PYTHON, WEAK)] + [x for x in normal if x.form in (PYTHON, WEAK)]
     if nary.method == "sequence":
-        return _sequence(rs, group, op, normal, values)
+        return _Sequence(eng, op).run(normal)
     if nary.method == "join":
-        return _join(rs, group, op, normal, values)
+        return _join(eng, op, normal)
     if nary.method == "grouped":
-        return _grouped(rs, group, op, normal, values)
+        return _grouped(eng, op, normal)
     if len(normal) == 1:
         if normal[0].dtype is None:
             raise UsageError(f"{normal[0]} alone has no dtype in {rs.key}")
         return normal[0], "one operand", "a single operand is its own result", None
-    memo = rs.state.setdefault("memo", {})
     acc, rules, reasons = normal[0], [], []
     for x in normal[1:]:
-        key = (op, str(acc), str(x), tuple(values.items()))
-        hit = memo.get(key)
-        if hit is None:
-            hit = memo[key] = _decide(rs, group, op, acc, x, values)
-        result, rule, reason, refusal = hit
+        result, rule, reason, refusal = eng.decide(op, acc, x)
         if result is None:
             return None, rule, f"{acc} {op} {x}: {reason}", f"{acc} {op} {x}: {refusal}"
         rules.append(rule)
@@ -582,31 +624,20 @@ def _as_next(rs: Ruleset, result: Operand) -> Operand:
         return result
 
 
-def _local(values: dict, group: str, op: str) -> dict:
-    local = dict(values)
-    local["op"] = group
-    local["_op_name"] = op
-    return local
-
-
-def _join(rs: Ruleset, group: str, op: str, normal: list[Operand], values: dict):
+def _join(eng: Engine, op: str, normal: list[Operand]):
     """`join`: one bound of all operands (a lattice's, or the `[[rules]]` clauses' applied pairwise,
     intermediate results keeping their form), then the `[[after]]` clauses once, seeing the end
     result as `result` and the first and last operands as `a` and `b`."""
+    rs = eng.rs
     if rs.nary.lattice is not None:
-        found = _lattice_bound(rs, normal, values)
+        found = _lattice_bound(eng, normal)
         if found[0] is None:
             return found
         acc, rule, reason = found
     else:
-        memo = rs.state.setdefault("memo", {})
         acc, rules = normal[0], []
         for x in normal[1:] or normal:  # one operand: its bound with itself
-            key = (op, str(acc), str(x), tuple(values.items()), "rules only")
-            hit = memo.get(key)
-            if hit is None:
-                hit = memo[key] = _decide(rs, group, op, acc, x, values, after=False)
-            result, step_rule, step_reason, refusal = hit
+            result, step_rule, step_reason, refusal = eng.decide(op, acc, x, after=False)
             if result is None:
                 return None, step_rule, f"{acc} {op} {x}: {step_reason}", f"{acc} {op} {x}: {refusal}"
             rules.append(step_rule)
@@ -614,14 +645,16 @@ def _join(rs: Ruleset, group: str, op: str, normal: list[Operand], values: dict)
         rule = "; ".join(rules)
         reason = f"the bound of {len(normal)} operands by the rules, weak ones kept weak"
     try:
-        acc, rule, reason = _after(rs, _env(rs), _local(values, group, op), normal[0], normal[-1], acc, rule, reason)
+        acc, rule, reason = eng.after(eng.env, eng.local(resolve_op(rs, op), op), normal[0], normal[-1], acc, rule,
+                                      reason)
     except _Decided as exc:
         return None, f"{rule}, {exc.rule}", str(exc), str(exc)
     return acc, rule, reason, None
 
 
-def _lattice_bound(rs: Ruleset, normal: list[Operand], values: dict):
+def _lattice_bound(eng: Engine, normal: list[Operand]):
     """(bound, rule, reason), or (None, rule, reason, refusal): the least upper bound on the `[nary]` lattice."""
+    rs, values = eng.rs, eng.values
     lat = rs.lattices[rs.nary.lattice]
     if lat.option is not None:
         lat = rs.lattices[lat.pick[values[lat.option]]]
@@ -644,23 +677,16 @@ def _lattice_bound(rs: Ruleset, normal: list[Operand], values: dict):
     return result, f"lattice {lat.name}", f"the least upper bound of {len(normal)} operands"
 
 
-def _grouped(rs: Ruleset, group: str, op: str, normal: list[Operand], values: dict):
+def _grouped(eng: Engine, op: str, normal: list[Operand]):
     """`grouped` (PyTorch's ResultTypeState, aten/src/ATen/native/TypeProperties.cpp): a left fold of
     the pair answers within each group of operands of one form; then, from the weakest group up,
     a group's result (in its form) with the combined result of the weaker ones (in the form of
     the group just below it)."""
-    memo = rs.state.setdefault("memo", {})
+    rs = eng.rs
     forms = rs.nary.groups
     stray = next((x for x in normal if x.form not in forms), None)
     if stray is not None:
         raise UsageError(f"{rs.key} answers N operands by their form ({', '.join(forms)}), and {stray} has none of them")
-
-    def pair(x: Operand, y: Operand):
-        key = (op, str(x), str(y), tuple(values.items()))
-        hit = memo.get(key)
-        if hit is None:
-            hit = memo[key] = _decide(rs, group, op, x, y, values)
-        return hit
 
     combined, rules, reasons = None, [], []
     for form in reversed(forms):
@@ -669,7 +695,7 @@ def _grouped(rs: Ruleset, group: str, op: str, normal: list[Operand], values: di
             continue
         acc = members[0]
         for x in [*members[1:], *([combined] if combined is not None else [])]:
-            result, rule, reason, refusal = pair(acc, x)
+            result, rule, reason, refusal = eng.decide(op, acc, x)
             if result is None:
                 return None, rule, f"{acc} {op} {x}: {reason}", f"{acc} {op} {x}: {refusal}"
             rules.append(rule)
@@ -696,16 +722,12 @@ class _Sequence:
     asks x, then y (NumPy's `PyArray_CommonDType`).
     """
 
-    def __init__(self, rs: Ruleset, group: str, op: str, values: dict):
-        self.rs, self.group, self.op, self.values = rs, group, op, values
-        self.env = _env(rs)
-        self.local = _local(values, group, op)
-        ranks = rs.state.get("nary_ranks")
-        if ranks is None:
-            ranks = rs.state["nary_ranks"] = {spelling: i for i, spelling in enumerate(rs.nary.order)}
-        self.ranks = ranks
+    def __init__(self, eng: Engine, op: str):
+        self.eng, self.rs, self.op = eng, eng.rs, op
+        self.env = eng.env
+        self.local = eng.local(resolve_op(eng.rs, op), op)
+        self.ranks = eng.ranks
         self.local["rank"] = self.rank
-        self.memo = rs.state.setdefault("memo", {})
 
     def rank(self, x) -> int:
         found = self.ranks.get(str(x))
@@ -716,11 +738,7 @@ class _Sequence:
         return found
 
     def pair(self, x: Operand, y: Operand):
-        key = (self.op, str(x), str(y), tuple(self.values.items()))
-        hit = self.memo.get(key)
-        if hit is None:
-            hit = self.memo[key] = _decide(self.rs, self.group, self.op, x, y, self.values)
-        return hit
+        return self.eng.decide(self.op, x, y)
 
     def holds(self, name: str, x: Operand, y: Operand) -> bool:
         self.local["a"], self.local["b"] = x, y
@@ -795,7 +813,3 @@ class _Sequence:
                 return None, hit[1], hit[2], hit[3]
             result, reason = hit[0], f"{reason}; {result} alone: {hit[2]}" if hit[2] else reason
         return result, "sequence", reason, None
-
-
-def _sequence(rs: Ruleset, group: str, op: str, normal: list[Operand], values: dict):
-    return _Sequence(rs, group, op, values).run(normal)

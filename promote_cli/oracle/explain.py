@@ -1,7 +1,8 @@
 """`promote explain`: which rule of a ruleset decided a pair, what it consulted, and what other options give.
 
-`explain(rs, a, b, op, options)` re-runs the decision with the engine's trace on (no memo), so it sees the
-table cells and lattice joins the rule looked up, and the `[[after]]` clauses that changed the result.
+`explain(rs, a, b, op, options)` decides the pair again with a trace of its own (`Engine.decide(..., trace=)`,
+no memo), so it sees the table cells and lattice joins the rule looked up, and the `[[after]]` clauses that
+changed the result.
 """
 
 from __future__ import annotations
@@ -160,13 +161,10 @@ def explain(rs: Ruleset, a, b, op: str = "add", options: dict | None = None) -> 
                            rule_result=None, refused_by=None, steps=[],
                            alternatives=_alternatives(rs, a_in, b_in, op, values))
     policy = [f"{x} is read as {n}" for x, n in ((a_in, na), (b_in, nb)) if str(x) != str(n)]
-    try:
-        rs.state["trace"] = []
-        before = engine._decide(rs, group, op, na, nb, values, after=False)
-        rs.state["trace"] = trace = []
-        result, rule, reason, refusal = engine._decide(rs, group, op, na, nb, values)
-    finally:
-        rs.state.pop("trace", None)
+    decider = engine.engine(rs, values)
+    before = decider.decide(op, na, nb, after=False)
+    trace: list = []
+    result, rule, reason, refusal = decider.decide(op, na, nb, trace=trace)
     clauses = {c.name: c for c in rs.rules}
     afters = {c.name: c for c in rs.after}
     main = before[1]

@@ -37,9 +37,9 @@ SCHEMA = 2          # the newest schema this promote reads
 SCHEMAS = (1, 2)    # every schema it reads; a file without `schema` is schema 1
 TOP_KEYS = {"schema", "name", "version", "default", "description", "source", "follows", "extends", "types",
             "unsupported_type", "notes", "probe", "operands", "options", "ops", "tables", "lattices",
-            "rules", "after", "sets", "op_lists", "let", "nary", "maps", "claims", "expressions"}
-SCHEMA2_KEYS = ("sets", "op_lists", "let", "nary", "maps", "expressions")
-MERGED_KEYS = ("tables", "lattices", "options", "ops", "sets", "op_lists", "let", "maps", "expressions")
+            "rules", "after", "sets", "op_lists", "let", "nary", "maps", "claims", "expressions", "messages"}
+SCHEMA2_KEYS = ("sets", "op_lists", "let", "nary", "maps", "expressions", "messages")
+MERGED_KEYS = ("tables", "lattices", "options", "ops", "sets", "op_lists", "let", "maps", "expressions", "messages")
 RESERVED = frozenset({"a", "b", "op", "result", "true", "false", "True", "False"})
 #: `kind:WORD` in a set: the file's types of these vocabulary kinds.
 KIND_WORDS = {**{k: (k,) for k in dtypes.KINDS}, "int": ("signed", "unsigned")}
@@ -67,6 +67,8 @@ class _Checker:
     def __init__(self, path: str):
         self.path = path
         self.seen: dict[str, Operand] = {}  # operand spellings already parsed (tables repeat them)
+        self.messages: dict[str, str] = {}  # the file's [messages]
+        self.used: set[str] = set()  # ... those a message site named
 
     def fail(self, key: str, message: str):
         raise RuleFileError(f"{self.path}: {key}: {message}")
@@ -112,9 +114,22 @@ class _Checker:
             self.fail(key, str(exc))
         return self.seen[raw]
 
+    def text(self, raw, key: str, default: str | None = None) -> str:
+        """A message: a string, or `{ message = "NAME" }`, the file's `[messages]` entry NAME."""
+        if not isinstance(raw, dict):
+            return self.str_of(raw, key, default)
+        self.unknown_keys(raw, {"message"}, key)
+        name = raw.get("message")
+        if name not in self.messages:
+            self.fail(f"{key}.message", f"{one_line(str(name))!r} names no message of this file "
+                                        f"([messages]: {', '.join(self.messages) or 'none'})")
+        self.used.add(name)
+        return self.messages[name]
+
     def template(self, raw, key: str, fields, lists=()) -> str:
-        """A message template; `{NAME}` must be one of `fields`; `{SET:or}`/`{SET:and}` only for `lists`."""
-        text = self.str_of(raw, key)
+        """A message template (a string or a `[messages]` reference); `{NAME}` must be one of `fields`;
+        `{SET:or}`/`{SET:and}` only for `lists`."""
+        text = self.text(raw, key)
         try:
             parts = [(f, spec, conv) for _, f, spec, conv in string.Formatter().parse(text) if f is not None]
         except ValueError as exc:
@@ -251,6 +266,7 @@ def _build(raw: dict, path: str, sites: dict | None) -> tuple[Ruleset, dict]:
     if follows not in ("spec", "implementation"):
         check.fail("follows", f"expected 'spec' or 'implementation', got {follows!r}")
 
+    check.messages = _messages(check, raw.get("messages", {}))
     sets = _Sets(check, raw.get("sets", {}))
     types = sets.expand(check.list_of(raw.get("types"), "types"), "types")
     sets.types = types
@@ -298,7 +314,21 @@ def _build(raw: dict, path: str, sites: dict | None) -> tuple[Ruleset, dict]:
     rs.claims = _claims(check, raw.get("claims", {}))
     if "expressions" in raw:
         rs.expressions = _expressions(check, raw["expressions"], rs, scope)
+    unused = [name for name in check.messages if name not in check.used]
+    if unused:
+        check.fail(f"messages.{unused[0]}", "no message site names it (`{ message = \"" + unused[0] + "\" }`)")
     return rs, scope.compiled
+
+
+def _messages(check: _Checker, raw) -> dict[str, str]:
+    """`[messages]`: NAME = "text", a message written once and named wherever it is said (each use is checked
+    as a template where it is used)."""
+    raw = check.table_of(raw, "messages")
+    for name, text in raw.items():
+        if not name.isidentifier():
+            check.fail(f"messages.{one_line(name)}", "a message name is an identifier")
+        check.str_of(text, f"messages.{name}")
+    return dict(raw)
 
 
 def _claims(check: _Checker, raw) -> dict[str, bool]:
@@ -446,7 +476,7 @@ def _operand_policy(check: _Checker, raw) -> OperandPolicy:
             check.fail(f"operands.{key}", f"expected one of {', '.join(allowed)}"
                        + (" or a table of kinds" if key == "python" else "") + f", got {value!r}")
         setattr(policy, key, value)
-    policy.refuse_message = check.str_of(raw.get("refuse_message"), "operands.refuse_message", "")
+    policy.refuse_message = check.text(raw.get("refuse_message"), "operands.refuse_message", "")
     return policy
 
 
@@ -542,7 +572,7 @@ def _table(check: _Checker, name: str, raw, sets: _Sets) -> Table:
     if not isinstance(commutative, bool):
         check.fail(f"{key}.commutative", "expected true or false")
     table = Table(name, col_names, rows, commutative,
-                  check.str_of(raw.get("reason"), f"{key}.reason", "no promotion between {a} and {b}"), marker)
+                  check.text(raw.get("reason"), f"{key}.reason", "no promotion between {a} and {b}"), marker)
     for row, cells in rows.items():
         for col, cell in zip(col_names, cells):
             table.cells[(row, col)] = cell
@@ -627,6 +657,9 @@ def _lattice(check: _Checker, name: str, raw: dict, done: dict[str, Lattice], op
             t = check.operand(s, f"{key}.edges.{node}[{i}]")
             nodes[str(t)] = t
             targets.append(str(t))
+        if base is not None and base.edges.get(str(op)) == tuple(targets):
+            check.fail(f"{key}.edges.{node}", f"repeats the successors {base.name} gives it (a lattice with a base "
+                                              "lists only the nodes whose successors differ)")
         edges[str(op)] = tuple(targets)
     for node in nodes:
         edges.setdefault(node, ())
@@ -661,6 +694,8 @@ def _lattice(check: _Checker, name: str, raw: dict, done: dict[str, Lattice], op
         closure(node, ())
     default_reason = base.reason if base else "no common type for {a} and {b}"
     reason = check.template(raw.get("reason", default_reason), f"{key}.reason", {"a", "b"})
+    if base is not None and "reason" in raw and reason == base.reason:
+        check.fail(f"{key}.reason", f"repeats the reason of {base.name}, which a lattice with a base inherits")
     lattice = Lattice(name, edges, reason, upper, nodes, weak)
     _joins(check, key, lattice)
     return lattice
@@ -940,15 +975,72 @@ def _nary(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> NAry:
 
 EXPR_OPERATOR_KEYS = {"op", "promotion", "promotion_if", "both_python", "skip_after", "result", "refuse_if", "refuse", "literal_range", "condition",
                       "condition_refuse", "doc"}
+#: the keys an operator may leave out (`KEY = false`) when it would inherit them
+EXPR_OPTIONAL_KEYS = EXPR_OPERATOR_KEYS - {"op"}
 #: names an operator's expressions see besides the rule names: a Python scalar's value (0 when unknown)
 EXPR_NAMES = frozenset({"a_value", "b_value"})
+
+
+def _operator_specs(check: _Checker, raw: dict) -> dict[str, dict]:
+    """Each operator's keys, inherited and its own (docs/rules.md, "Saying it once"): `[expressions.defaults]`
+    for every binary operator and call, then each `[expressions.groups.NAME]` that lists the operator, then
+    its own `[expressions.operators.NAME]` block, each later one overriding; `KEY = false` leaves an inherited
+    key out. The operators are those with a block (in the file's order), then those only a group lists."""
+    allowed = operators_vocab.OPERATOR_NAMES
+    own = check.table_of(raw.get("operators", {}), "expressions.operators")
+    defaults = check.table_of(raw.get("defaults", {}), "expressions.defaults")
+    check.unknown_keys(defaults, EXPR_OPERATOR_KEYS, "expressions.defaults")
+    declared = {}
+    for name, spec in own.items():
+        key = f"expressions.operators.{one_line(name)}"
+        if name not in allowed:
+            check.fail(key, f"unknown operator (operators: {', '.join(allowed)})")
+        spec = check.table_of(spec, key)
+        check.unknown_keys(spec, EXPR_OPERATOR_KEYS, key)
+        declared[name] = spec
+    inherited: dict[str, dict] = {}  # operator -> key -> (value, the group that set it)
+    for group, spec in check.table_of(raw.get("groups", {}), "expressions.groups").items():
+        key = f"expressions.groups.{one_line(group)}"
+        spec = check.table_of(spec, key)
+        check.unknown_keys(spec, EXPR_OPERATOR_KEYS | {"operators"}, key)
+        members = check.list_of(spec.get("operators"), f"{key}.operators")
+        if not members:
+            check.fail(f"{key}.operators", "a group lists the operators it is shared by")
+        for index, name in enumerate(members):
+            where = f"{key}.operators[{index}]"
+            if name not in allowed:
+                check.fail(where, f"unknown operator {one_line(str(name))!r} (operators: {', '.join(allowed)})")
+            if members.index(name) != index:
+                check.fail(where, f"{name!r} is listed twice")
+            declared.setdefault(name, {})
+            mine = inherited.setdefault(name, {})
+            for field, value in spec.items():
+                if field == "operators":
+                    continue
+                if field in mine:
+                    check.fail(f"{key}.{field}", f"{name!r} already takes {field} from group {mine[field][1]!r}")
+                mine[field] = (value, group)
+    specs = {}
+    for name, spec in declared.items():
+        merged = {} if name in operators_vocab.UNARY.values() else dict(defaults)
+        layers = [(f"expressions.groups.{one_line(group)}", {field: value})
+                  for field, (value, group) in inherited.get(name, {}).items()]
+        for where, layer in [*layers, (f"expressions.operators.{one_line(name)}", spec)]:
+            for field, value in layer.items():
+                if value is not False or field not in EXPR_OPTIONAL_KEYS:
+                    merged[field] = value
+                elif merged.pop(field, None) is None:
+                    check.fail(f"{where}.{field}", f"false leaves out an inherited key, and {name!r} inherits no "
+                                                   f"{field}")
+        specs[name] = merged
+    return specs
 
 
 def _expressions(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> ExpressionRules:
     """`[expressions]`: how `promote expr` evaluates in this framework."""
     raw = check.table_of(raw, "expressions")
-    check.unknown_keys(raw, {"literals", "operators", "literal_range_message", "unsigned_literals_wrap", "doc"},
-                       "expressions")
+    check.unknown_keys(raw, {"literals", "operators", "defaults", "groups", "literal_range_message",
+                             "unsigned_literals_wrap", "doc"}, "expressions")
     wrap = raw.get("unsigned_literals_wrap", False)
     if not isinstance(wrap, bool):
         check.fail("expressions.unsigned_literals_wrap", "expected true or false")
@@ -967,14 +1059,9 @@ def _expressions(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> Expression
     message = check.template(raw.get("literal_range_message", "Python integer {value} out of bounds for {dtype}"),
                              "expressions.literal_range_message", {"value", "dtype"})
     operators = {}
-    allowed = operators_vocab.OPERATOR_NAMES
     fields = MESSAGE_FIELDS | set(rs.options) | set(rs.sets)
-    for name, spec in check.table_of(raw.get("operators", {}), "expressions.operators").items():
+    for name, spec in _operator_specs(check, raw).items():
         key = f"expressions.operators.{one_line(name)}"
-        if name not in allowed:
-            check.fail(key, f"unknown operator (operators: {', '.join(allowed)})")
-        spec = check.table_of(spec, key)
-        check.unknown_keys(spec, EXPR_OPERATOR_KEYS, key)
         op = spec.get("op")
         if op is None and name not in operators_vocab.UNARY.values():
             check.fail(f"{key}.op", "a binary operator or a call names the ruleset op that promotes its operands")

@@ -236,7 +236,7 @@ class Ruleset(Record):
     maps: dict[str, TypeMap] = factory(dict)
     expressions: ExpressionRules | None = None
     claims: dict[str, bool] = factory(dict)  # `[claims]`: property -> what the file says of it
-    state: dict = factory(dict)  # the engine's compiled environment and memo
+    engines: dict = factory(dict)  # option values -> the `oracle.engine.Engine` answering under them
 
     @property
     def key(self) -> str:
