@@ -29,7 +29,7 @@ from promote_cli.vocab.dtypes import DTYPES, DType, aliases, lookup
 from promote_cli.vocab.operands import Operand
 from promote_cli.vocab.operands import parse as parse_operand
 
-__all__ = ["query", "query_n", "batch", "batch_write", "table", "diff", "parse_side", "check", "explain", "expect",
+__all__ = ["query", "query_n", "ops", "batch", "batch_write", "table", "diff", "parse_side", "check", "explain", "expect",
            "expr", "lattice", "load", "frameworks", "framework_names", "shadowed", "is_default", "dtypes", "aliases",
            "spellings", "verify", "validate", "cast_pairs", "cast_array", "cast_file", "plan_cast", "run_cast",
            "defer_signals", "interrupted_by", "rescale_array", "rescale_file", "rescale_table", "render",
@@ -77,26 +77,57 @@ def load(framework: str) -> Ruleset:
     return _load(framework)
 
 
-def query(framework: str, a, b, op: str = "add", options: dict | None = None) -> Answer:
+def query(framework: str, a, b=None, op: str = "add", options: dict | None = None) -> Answer:
     """The answer of `framework` for `a op b`; `.result` is None when the framework refuses. An operand is a
     spelling (`"i8"`, `"int8"`, `"0d:f32"`, `"py:int"`), a `DType`, an `Operand`, or a NumPy dtype or scalar type
-    (`np.dtype("int8")`, `np.int8`, `ml_dtypes.bfloat16`); any other object is a TypeError."""
+    (`np.dtype("int8")`, `np.int8`, `ml_dtypes.bfloat16`); any other object is a TypeError. An op of the ruleset's
+    op groups (`promote ops`) takes its own number of operands: `query("numpy", "i8", op="sum")`."""
     from promote_cli.oracle.engine import answer
 
-    return answer(load(framework), a, b, op, options)
+    rs = load(framework)
+    if op in rs.op_names:
+        return _op_answer(rs, [a] if b is None else [a, b], op, options)
+    if b is None:
+        _too_few(rs, op)
+    return answer(rs, a, b, op, options)
 
 
 def query_n(framework: str, operands, op: str = "add", options: dict | None = None) -> Answer:
     """The answer of `framework` for two or more operands (`result_type(a, b, c, ...)`), as the ruleset's
     `[nary]` says (folded pairwise from the left, or one join on a lattice); `.operands` lists them all.
     `operands` is a list of operands (as `query` takes them) or a string of them, `"i8 u8 f16"`, as the command
-    line's words."""
+    line's words. An op of the ruleset's op groups takes its own number of operands (`where`: three)."""
     from promote_cli.oracle.engine import answer_n
 
     operands = operands.split() if isinstance(operands, str) else list(operands)
+    rs = load(framework)
+    if op in rs.op_names:
+        return _op_answer(rs, operands, op, options)
     if len(operands) < 2:
-        raise UsageError("an N-operand query takes two or more operands")
-    return answer_n(load(framework), operands, op, options)
+        _too_few(rs, op)
+    return answer_n(rs, operands, op, options)
+
+
+def _too_few(rs, op: str):
+    """UsageError: an unknown op (with the closest names), else a pair op given fewer than two operands."""
+    from promote_cli.oracle.engine import resolve_op
+
+    resolve_op(rs, op)
+    raise UsageError("query takes two operands (or more): promote query A B [C ...] -f FRAMEWORK")
+
+
+def _op_answer(rs, operands: list, op: str, options: dict | None) -> Answer:
+    from promote_cli.expressions.ops import answer as op_answer
+
+    return op_answer(rs, op, operands, options)
+
+
+def ops(framework: str) -> list[dict]:
+    """Every op of the ruleset's op groups (`[opgroups]`, docs/ops.md), in the file's order: a dict per op with
+    `op`, `aliases`, `arity`, `group`, `rule` (the group's rule in one line), `doc` and `source`."""
+    from promote_cli.expressions.ops import listing
+
+    return listing(load(framework))
 
 
 MEMO_ENTRIES = 16384  # each of a batch's memos (operand spellings, canonical pairs, rendered lines) holds at most this many

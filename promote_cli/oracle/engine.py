@@ -307,6 +307,10 @@ def resolve_op(rs: Ruleset, op: str) -> str:
     if group is None:
         import difflib
 
+        if rs.op_names:  # the framework's ops by name: the closest of them all
+            close = difflib.get_close_matches(op, [*rs.op_names, *rs.op_index], n=4, cutoff=0.5)
+            hint = f"; closest: {', '.join(close)}" if close else f"; `promote ops -f {rs.name}` lists them"
+            raise UsageError(f"{rs.key} has no op {op!r}{hint}")
         close = difflib.get_close_matches(op, list(rs.op_index), n=3)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise UsageError(f"{rs.key} has no op {op!r}{hint}; ops: {', '.join(rs.op_index)}")

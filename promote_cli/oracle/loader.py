@@ -37,9 +37,11 @@ SCHEMA = 2          # the newest schema this promote reads
 SCHEMAS = (1, 2)    # every schema it reads; a file without `schema` is schema 1
 TOP_KEYS = {"schema", "name", "version", "default", "description", "source", "follows", "extends", "types",
             "unsupported_type", "notes", "probe", "operands", "options", "ops", "tables", "lattices",
-            "rules", "after", "sets", "op_lists", "let", "nary", "maps", "claims", "expressions", "messages"}
-SCHEMA2_KEYS = ("sets", "op_lists", "let", "nary", "maps", "expressions", "messages")
-MERGED_KEYS = ("tables", "lattices", "options", "ops", "sets", "op_lists", "let", "maps", "expressions", "messages")
+            "rules", "after", "sets", "op_lists", "let", "nary", "maps", "claims", "expressions", "messages",
+            "opgroups"}
+SCHEMA2_KEYS = ("sets", "op_lists", "let", "nary", "maps", "expressions", "messages", "opgroups")
+MERGED_KEYS = ("tables", "lattices", "options", "ops", "sets", "op_lists", "let", "maps", "expressions", "messages",
+               "opgroups")
 RESERVED = frozenset({"a", "b", "op", "result", "true", "false", "True", "False"})
 #: `kind:WORD` in a set: the file's types of these vocabulary kinds.
 KIND_WORDS = {**{k: (k,) for k in dtypes.KINDS}, "int": ("signed", "unsigned")}
@@ -314,6 +316,10 @@ def _build(raw: dict, path: str, sites: dict | None) -> tuple[Ruleset, dict]:
     rs.claims = _claims(check, raw.get("claims", {}))
     if "expressions" in raw:
         rs.expressions = _expressions(check, raw["expressions"], rs, scope)
+    if "opgroups" in raw:
+        from promote_cli.oracle.opgroups import opgroups
+
+        rs.opgroups, rs.op_names = opgroups(check, raw["opgroups"], rs, scope, MESSAGE_FIELDS)
     unused = [name for name in check.messages if name not in check.used]
     if unused:
         check.fail(f"messages.{unused[0]}", "no message site names it (`{ message = \"" + unused[0] + "\" }`)")

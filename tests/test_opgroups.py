@@ -1,0 +1,155 @@
+"""Op groups (`[opgroups]`, docs/ops.md): the schema checked on load, answers by the framework's own op
+names over one to three operands, binary groups agreeing with `promote expr`, and the command line's
+shapes. `tests/data/opgroups/opsdemo.toml` is a small ruleset over NumPy's rules written for these tests."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from support import ROOT, run_cli
+
+import promote_cli
+from promote_cli.errors import RuleFileError, UsageError
+from promote_cli.oracle import loader, registry
+
+OPS_DIR = ROOT / "tests" / "data" / "opgroups"
+
+
+@pytest.fixture(autouse=True)
+def rules_path(monkeypatch):
+    monkeypatch.setenv("PROMOTE_RULES_PATH", str(OPS_DIR))
+
+
+def q(*operands, op, fw="opsdemo"):
+    return promote_cli.query_n(fw, list(operands), op)
+
+
+# ---- answers ------------------------------------------------------------------------
+
+@pytest.mark.parametrize("operands, op, result", [
+    (["i8"], "sum", "0d:i64"),             # integer sums accumulate in the default integer ...
+    (["u8"], "prod", "0d:u64"),            # ... of their sign
+    (["f16"], "sum", "0d:f16"),
+    (["bool"], "sum", "0d:i64"),
+    (["i8"], "mean", "0d:f64"),            # mean of an integer is the default float
+    (["c64"], "absolute", "f32"),          # abs of complex is the real type of the same width
+    (["0d:c128"], "abs", "0d:f64"),        # an alias; a 0-d operand keeps its rank
+    (["u8"], "cumsum", "u64"),             # promote through another group's op, rank tensor
+    (["0d:i8"], "cumulative_sum", "i64"),
+    (["i8", "u8"], "/", "f64"),            # the operator's own answer
+    (["0d:i8", "0d:u8"], "true_divide", "0d:f64"),
+    (["i8", "py:int"], "add", "i8"),
+    (["f16", "i8"], "@", "f16"),
+    (["bool", "i8", "f32"], "where", "f32"),
+    (["i8", "u8", "f64"], "clip", "f64"),
+])
+def test_an_op_group_answers_by_its_rule(operands, op, result):
+    got = q(*operands, op=op)
+    assert str(got.result_operand) == result
+    assert got.result == result.removeprefix("0d:")
+    assert got.operands == tuple(operands)
+
+
+def test_a_binary_group_with_an_operator_gives_what_expr_gives():
+    for a in ("bool", "i8", "u8", "f16", "c64", "py:int", "py:float", "0d:i16"):
+        for b in ("bool", "i16", "u64", "f32", "py:int", "0d:f64"):
+            if a.startswith("py:") and b.startswith("py:"):
+                continue
+            expr = promote_cli.expr(f"x:{a} / y:{b}", "opsdemo")
+            got = q(a, b, op="/")
+            assert (str(got.result_operand) if got.result else None) == expr.result, (a, b)
+
+
+@pytest.mark.parametrize("operands, op, message", [
+    (["bool", "bool"], "subtract", "TypeError: numpy boolean subtract, the `-` operator, is not supported"),
+    (["i8", "i8", "f32"], "where", "where's condition must be bool here, not i8"),
+])
+def test_a_refusal_says_the_frameworks_words(operands, op, message):
+    got = q(*operands, op=op)
+    assert got.refused and got.refusal == message and got.rule.startswith("opgroups.")
+
+
+def test_an_unknown_op_names_the_closest_ones():
+    with pytest.raises(UsageError, match=r"opsdemo@1 has no op 'summ'; closest: sum, cumsum"):
+        q("i8", op="summ")
+
+
+def test_an_op_takes_its_arity():
+    with pytest.raises(UsageError, match="takes 1 operand, not 2"):
+        q("i8", "i8", op="sum")
+    with pytest.raises(UsageError, match="takes 3 operands, not 2"):
+        q("bool", "i8", op="where")
+
+
+def test_pair_ops_of_the_rules_still_answer():
+    assert promote_cli.query("opsdemo", "i8", "u8", op="result_type").result == "i16"
+    assert promote_cli.query("opsdemo", "i8", op="sum").result == "i64"
+
+
+def test_ops_lists_every_op_with_its_group_and_rule():
+    rows = promote_cli.ops("opsdemo")
+    by_op = {r["op"]: r for r in rows}
+    assert by_op["divide"]["aliases"] == ["true_divide"] and by_op["divide"]["arity"] == 2
+    assert by_op["sum"]["group"] == "sums" and "default_int_of(a)" in by_op["sum"]["rule"]
+    assert by_op["where"]["rule"] == "operator where"
+    assert all(r["source"] and r["doc"] for r in rows)
+
+
+# ---- the schema --------------------------------------------------------------------
+
+def build(groups: str, extra: str = ""):
+    text = (f'schema = 2\nname = "bad"\nversion = "1"\nextends = "numpy"\n{extra}\n' + groups)
+    raw = loader.merge(registry._raw(registry._find("numpy", registry._files()), registry._files()),
+                       loader.parse_toml(text, "bad.toml"))
+    return loader.build(raw, "bad.toml")
+
+
+GOOD = '[opgroups.g]\ndoc = "d"\nsource = "s"\narity = 1\nops = ["sum"]\n'
+
+
+def test_a_good_group_loads():
+    assert build(GOOD).op_names == {"sum": "g"}
+
+
+@pytest.mark.parametrize("groups, message", [
+    (GOOD + 'colour = "red"\n', r"opgroups.g.colour: unknown key"),
+    (GOOD.replace('source = "s"\n', ""), r"opgroups.g.source: every op group says it"),
+    (GOOD.replace("arity = 1", "arity = 4"), r"opgroups.g.arity: expected 1, 2 or 3"),
+    (GOOD + 'operator = "/"\n', r"opgroups.g.arity: operator '/' takes 2 operands, not 1"),
+    (GOOD + 'operator = "@@"\n', r"opgroups.g.operator: '@@' is no \[expressions.operators\] entry"),
+    (GOOD + 'promote = "nosuch"\n', r"opgroups.g.promote: 'nosuch' is neither an op"),
+    (GOOD + 'aliases = { total = "nosuch" }\n', r"opgroups.g.aliases.total: 'nosuch' is not one of"),
+    (GOOD + 'refuse_if = "is_bool(a)"\n', r"opgroups.g: refuse_if and refuse go together"),
+    (GOOD + 'refuse_if = "is_bool(a)"\nrefuse = { message = "nosuch" }\n', r"opgroups.g.refuse.message: 'nosuch'"),
+    (GOOD + 'result = "b"\n', r"opgroups.g.result: .*'b'"),
+    (GOOD + 'rank = "two"\n', r"opgroups.g.rank: expected one of keep, zero, tensor"),
+    (GOOD + 'result = "' + " or ".join(["is_int(a)"] * 12) + '"\n', r"longer than 120 characters"),
+    (GOOD + '[opgroups.h]\ndoc = "d"\nsource = "s"\narity = 1\nops = ["sum"]\n', r"'sum' is already in group 'g'"),
+    (GOOD + 'promote = "prod"\n[opgroups.h]\ndoc = "d"\nsource = "s"\narity = 1\nops = ["prod"]\npromote = "sum"\n',
+     r"promote through each other: g -> h -> g"),
+    (GOOD + 'args = ["a"]\n', r"opgroups.g.args: only `promote` reads args"),
+])
+def test_a_bad_group_is_one_line_naming_its_key(groups, message):
+    with pytest.raises(RuleFileError, match=message) as info:
+        build(groups)
+    assert "\n" not in str(info.value)
+
+
+# ---- the command line --------------------------------------------------------------
+
+@pytest.mark.parametrize("args, out", [
+    (["query", "i8", "--op", "sum"], "i64\n"),
+    (["query", "i8", "u8", "--op", "/"], "f64\n"),
+    (["query", "bool", "i8", "f32", "--op", "where"], "f32\n"),
+])
+def test_query_with_an_op(args, out):
+    assert run_cli(*args, "-f", "opsdemo") == (0, out, "")
+
+
+def test_query_refusal_and_unknown_op():
+    code, out, err = run_cli("query", "bool", "bool", "--op", "subtract", "-f", "opsdemo")
+    assert code == 1 and err == ("promote: opsdemo@1 refuses bool subtract bool: TypeError: numpy boolean "
+                                 "subtract, the `-` operator, is not supported\n")
+    code, out, err = run_cli("query", "i8", "--op", "means", "-f", "opsdemo")
+    assert code == 2 and err == "promote: opsdemo@1 has no op 'means'; closest: mean, abs\n"
