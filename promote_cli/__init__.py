@@ -82,14 +82,7 @@ def query(framework: str, a, b=None, op: str = "add", options: dict | None = Non
     spelling (`"i8"`, `"int8"`, `"0d:f32"`, `"py:int"`), a `DType`, an `Operand`, or a NumPy dtype or scalar type
     (`np.dtype("int8")`, `np.int8`, `ml_dtypes.bfloat16`); any other object is a TypeError. An op of the ruleset's
     op groups (`promote ops`) takes its own number of operands: `query("numpy", "i8", op="sum")`."""
-    from promote_cli.oracle.engine import answer
-
-    rs = load(framework)
-    if op in rs.op_names:
-        return _op_answer(rs, [a] if b is None else [a, b], op, options)
-    if b is None:
-        _too_few(rs, op)
-    return answer(rs, a, b, op, options)
+    return _ask(load(framework), [a] if b is None else [a, b], op, options)
 
 
 def query_n(framework: str, operands, op: str = "add", options: dict | None = None) -> Answer:
@@ -97,14 +90,29 @@ def query_n(framework: str, operands, op: str = "add", options: dict | None = No
     `[nary]` says (folded pairwise from the left, or one join on a lattice); `.operands` lists them all.
     `operands` is a list of operands (as `query` takes them) or a string of them, `"i8 u8 f16"`, as the command
     line's words. An op of the ruleset's op groups takes its own number of operands (`where`: three)."""
-    from promote_cli.oracle.engine import answer_n
-
     operands = operands.split() if isinstance(operands, str) else list(operands)
-    rs = load(framework)
+    return _ask(load(framework), operands, op, options, pair=False)
+
+
+def _op_answer(rs, operands: list, op: str, options: dict | None) -> Answer:
+    from promote_cli.expressions.ops import answer as op_answer
+
+    return op_answer(rs, op, operands, options)
+
+
+def _ask(rs, operands: list, op: str, options: dict | None, pair: bool = True) -> Answer:
+    """A ruleset's answer for its operands: an op group's op, else the pair answer of the rules (`pair`, for two
+    operands) or their N-operand answer."""
     if op in rs.op_names:
         return _op_answer(rs, operands, op, options)
     if len(operands) < 2:
         _too_few(rs, op)
+    if len(operands) == 2 and pair:
+        from promote_cli.oracle.engine import answer
+
+        return answer(rs, operands[0], operands[1], op, options)
+    from promote_cli.oracle.engine import answer_n
+
     return answer_n(rs, operands, op, options)
 
 
@@ -114,12 +122,6 @@ def _too_few(rs, op: str):
 
     resolve_op(rs, op)
     raise UsageError("query takes two operands (or more): promote query A B [C ...] -f FRAMEWORK")
-
-
-def _op_answer(rs, operands: list, op: str, options: dict | None) -> Answer:
-    from promote_cli.expressions.ops import answer as op_answer
-
-    return op_answer(rs, op, operands, options)
 
 
 def ops(framework: str) -> list[dict]:
@@ -134,7 +136,8 @@ MEMO_ENTRIES = 16384  # each of a batch's memos (operand spellings, canonical pa
 
 
 def batch(framework: str, lines, op: str = "add", options: dict | None = None) -> Iterator[BatchLine]:
-    """Answer `A B` lines in order: yields a `BatchLine` per line that is not blank or a `#` comment.
+    """Answer `A B` lines in order (an op group's op: `A`, `A B` or `A B C`, as many as it takes): yields a
+    `BatchLine` per line that is not blank or a `#` comment.
 
     `lines` is an iterable of str or bytes lines, or a binary stream (read in blocks of whole lines). A bytes
     line is decoded as UTF-8 on its own: an undecodable or overlong line gets its own error and the lines
@@ -174,6 +177,13 @@ def _asker(framework: str, op: str, options: dict | None):
     from promote_cli.oracle.engine import parse_options, resolve_op
 
     rs = load(framework)
+    if op in rs.op_names:  # an op group's op: its own number of operands a line
+        from promote_cli.expressions.ops import answer as op_answer
+        from promote_cli.expressions.ops import group_of
+
+        parse_options(rs, options)
+        return Asker(rs, op, options, MEMO_ENTRIES, group_of(rs, op).arity,
+                     lambda found: op_answer(rs, op, found, options))
     resolve_op(rs, op)
     parse_options(rs, options)
     return Asker(rs, op, options, MEMO_ENTRIES)
@@ -217,13 +227,25 @@ def check(framework: str, op: str | None = None, options: dict | None = None, fo
     return _check(load(framework), op, options, forms, limit)
 
 
-def explain(framework: str, a, b, op: str = "add", options: dict | None = None) -> Explanation:
+def explain(framework: str, a, b=None, op: str = "add", options: dict | None = None, c=None) -> Explanation:
     """Why `framework` answers `a op b` as it does (an `Explanation`): the `[[rules]]` clause that decided, the
     table cells and lattice joins it consulted (with the chain of edges to each join), the `[[after]]` clauses
-    that applied or refused, the reason, and the answer under every other value of each option."""
+    that applied or refused, the reason, and the answer under every other value of each option. An op of the
+    ruleset's op groups takes its own operands (`b`, `c` when it has them) and names its group and rule."""
+    rs = load(framework)
+    given = [x for x in (a, b, c) if x is not None]
+    if op in rs.op_names:
+        from promote_cli.expressions.ops import explain as explain_op
+
+        return explain_op(rs, op, given, options)
     from promote_cli.oracle.explain import explain as _explain
 
-    return _explain(load(framework), a, b, op, options)
+    if len(given) != 2:
+        from promote_cli.oracle.engine import resolve_op
+
+        resolve_op(rs, op)
+        raise UsageError("explain takes two operands: promote explain A B -f FRAMEWORK")
+    return _explain(rs, a, b, op, options)
 
 
 def expect(path_or_lines, source: str | None = None) -> ExpectReport:
@@ -233,7 +255,7 @@ def expect(path_or_lines, source: str | None = None) -> ExpectReport:
     its line number."""
     from promote_cli.oracle.expect import expect as _expect
 
-    return _expect(path_or_lines, source)
+    return _expect(path_or_lines, source, _ask)
 
 
 def expr(text: str, framework: str, options: dict | None = None) -> ExprResult:

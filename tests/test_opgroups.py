@@ -153,3 +153,50 @@ def test_query_refusal_and_unknown_op():
                                  "subtract, the `-` operator, is not supported\n")
     code, out, err = run_cli("query", "i8", "--op", "means", "-f", "opsdemo")
     assert code == 2 and err == "promote: opsdemo@1 has no op 'means'; closest: mean, abs\n"
+
+
+def test_ops_command_lists_the_groups_in_every_listing_format():
+    code, out, err = run_cli("ops", "-f", "opsdemo", "--format", "text")
+    assert code == 0 and err == ""
+    lines = out.splitlines()
+    assert lines[0].split() == ["op", "aliases", "arity", "group", "rule"]
+    assert any(line.split()[:4] == ["divide", "true_divide", "2", "true_divide"] for line in lines)
+    code, out, _ = run_cli("ops", "-f", "opsdemo", "--format", "json")
+    assert json.loads(out) == promote_cli.ops("opsdemo")
+    code, out, _ = run_cli("ops", "-f", "opsdemo", "--format", "csv")
+    assert out.splitlines()[0] == "op,aliases,arity,group,rule"
+    code, out, err = run_cli("ops", "-f", "cann", "--format", "text")
+    assert code == 0 and "declares no op groups" in err
+
+
+def test_explain_names_the_group_and_its_rule():
+    code, out, err = run_cli("explain", "i8", "--op", "mean", "-f", "opsdemo")
+    assert code == 0
+    assert out.splitlines()[:2] == [
+        "opsdemo@1: mean(i8) -> 0d:f64",
+        "  rule: [opgroups.mean] a; result f64 if is_int(a) or is_bool(a) else a; rank zero (mean of an integer or "
+        "bool is the default float; source: numpy/_core/_methods.py: _mean)"]
+    x = promote_cli.explain("opsdemo", "bool", "i8", op="where", c="f32")
+    assert x.operands == ["bool", "i8", "f32"] and x.result == "f32" and x.rule["name"] == "where"
+
+
+def test_batch_takes_the_ops_number_of_operands_a_line():
+    lines = [b.answer.result if b.answer else f"error: {b.error}"
+             for b in promote_cli.batch("opsdemo", ["i8", "u8 # a comment", "i8 u8", "c64"], op="sum")]
+    assert lines == ["i64", "u64", "error: expected 1 operand (sum), got 'i8 u8'", "c64"]
+    lines = [b.answer.result if b.answer else f"error: {b.error}"
+             for b in promote_cli.batch("opsdemo", ["bool i8 f32", "bool i8"], op="where")]
+    assert lines == ["f32", "error: expected 3 operands (where), got 'bool i8'"]
+    written = []
+    status, bad = promote_cli.batch_write("opsdemo", ["i8 u8", "bool bool", "i8 u8"], lambda line: (
+        line.answer.result or "refused") if line.answer else "error", written.append, op="subtract")
+    assert "".join(written) == "i16\nrefused\ni16\n" and (status, bad) == (1, 0)
+
+
+def test_expect_lines_take_an_ops_operands():
+    report = promote_cli.expect(["opsdemo i8 sum -> i64", "opsdemo bool i8 f32 where -> f32",
+                                 "opsdemo i8 u8 -> i16", "opsdemo bool bool subtract -> refused",
+                                 "opsdemo i8 mean -> f32"])
+    assert [e.line for e in report.mismatches] == [5]
+    with pytest.raises(UsageError, match="unknown dtype 'bogus'"):
+        promote_cli.expect(["opsdemo i8 bogus -> i16"])

@@ -179,3 +179,29 @@ def describe(group: OpGroup) -> str:
     if group.rank != "keep":
         parts.append(f"rank {group.rank}")
     return "; ".join(parts)
+
+
+def explain(rs: Ruleset, op: str, operand_list, options: dict | None = None):
+    """`promote explain` of an op group's op: its group, doc, source and rule, the answer, and what every other
+    value of each option gives (an `oracle.explain.Explanation` with `operands`)."""
+    from promote_cli.oracle import explain as explaining
+    from promote_cli.oracle.model import json_value
+
+    got = answer(rs, op, operand_list, options)
+    group = group_of(rs, op)
+    values = engine.parse_options(rs, options)
+    alternatives = []
+    for name, opt in rs.options.items():
+        for v in explaining.option_values(opt):
+            if json_value(v) != json_value(values[name]):
+                other = answer(rs, op, operand_list, {**values, name: v})
+                alternatives.append(explaining.Alternative(name, json_value(v), other.result, other.refusal))
+    operands_shown = list(got.operands)
+    rule = {"section": "opgroups", "name": group.name, "rule": describe(group), "doc": group.doc,
+            "source": group.source, "decided": got.rule}
+    return explaining.Explanation(
+        framework=rs.name, version=rs.version, op=op, op_group=group.name, a=got.a, b=got.b,
+        normalised=tuple(operands_shown), operand_policy=[], options={k: json_value(v) for k, v in values.items()},
+        result=str(got.result_operand) if got.result_operand is not None else None, refusal=got.refusal,
+        reason=got.reason, rule=rule, rule_result=None, refused_by=None, steps=[], alternatives=alternatives,
+        operands=operands_shown)
