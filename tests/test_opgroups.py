@@ -40,8 +40,11 @@ def q(*operands, op, fw="opsdemo"):
     (["i8", "u8"], "/", "f64"),            # the operator's own answer
     (["0d:i8", "0d:u8"], "true_divide", "0d:f64"),
     (["i8", "py:int"], "add", "i8"),
-    (["f16", "i8"], "@", "f16"),
+    (["f16", "i8"], "@", "0d:f16"),
     (["bool", "i8", "f32"], "where", "f32"),
+    (["i8", "u8", "py:float"], "where", "f64"),     # promote over the operands `args` names
+    (["i8", "u8"], "matmul", "0d:i16"),             # two vectors: a 0-d result
+    (["py:int"], "sum", "0d:i64"),                  # a Python scalar: the array NumPy makes of it
     (["i8", "u8", "f64"], "clip", "f64"),
 ])
 def test_an_op_group_answers_by_its_rule(operands, op, result):
@@ -63,7 +66,7 @@ def test_a_binary_group_with_an_operator_gives_what_expr_gives():
 
 @pytest.mark.parametrize("operands, op, message", [
     (["bool", "bool"], "subtract", "TypeError: numpy boolean subtract, the `-` operator, is not supported"),
-    (["i8", "i8", "f32"], "where", "where's condition must be bool here, not i8"),
+    (["0d:i8", "i8"], "matmul", "ValueError: matmul: Input operand does not have enough dimensions"),
 ])
 def test_a_refusal_says_the_frameworks_words(operands, op, message):
     got = q(*operands, op=op)
@@ -91,8 +94,9 @@ def test_ops_lists_every_op_with_its_group_and_rule():
     rows = promote_cli.ops("opsdemo")
     by_op = {r["op"]: r for r in rows}
     assert by_op["divide"]["aliases"] == ["true_divide"] and by_op["divide"]["arity"] == 2
-    assert by_op["sum"]["group"] == "sums" and "default_int_of(a)" in by_op["sum"]["rule"]
-    assert by_op["where"]["rule"] == "operator where"
+    assert by_op["sum"]["group"] == "sums" and "default_int_of(result)" in by_op["sum"]["rule"]
+    assert by_op["where"]["rule"] == "promote result_type(b, c)"
+    assert by_op["/"]["rule"] == "operator /"
     assert all(r["source"] and r["doc"] for r in rows)
 
 
@@ -174,8 +178,8 @@ def test_explain_names_the_group_and_its_rule():
     assert code == 0
     assert out.splitlines()[:2] == [
         "opsdemo@1: mean(i8) -> 0d:f64",
-        "  rule: [opgroups.mean] a; result f64 if is_int(a) or is_bool(a) else a; rank zero (mean of an integer or "
-        "bool is the default float; source: numpy/_core/_methods.py: _mean)"]
+        "  rule: [opgroups.mean] promote result_type(a); result f64 if is_int(result) or is_bool(result) else result; "
+        "rank zero (mean of an integer or bool is the default float; source: numpy/_core/_methods.py: _mean)"]
     x = promote_cli.explain("opsdemo", "bool", "i8", op="where", c="f32")
     assert x.operands == ["bool", "i8", "f32"] and x.result == "f32" and x.rule["name"] == "where"
 
@@ -187,6 +191,7 @@ def test_batch_takes_the_ops_number_of_operands_a_line():
     lines = [b.answer.result if b.answer else f"error: {b.error}"
              for b in promote_cli.batch("opsdemo", ["bool i8 f32", "bool i8"], op="where")]
     assert lines == ["f32", "error: expected 3 operands (where), got 'bool i8'"]
+    assert [b.answer.result for b in promote_cli.batch("opsdemo", ["i8 u8"], op="/")] == ["f64"]
     written = []
     status, bad = promote_cli.batch_write("opsdemo", ["i8 u8", "bool bool", "i8 u8"], lambda line: (
         line.answer.result or "refused") if line.answer else "error", written.append, op="subtract")

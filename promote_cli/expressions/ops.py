@@ -87,7 +87,7 @@ def _decide(rs: Ruleset, group: OpGroup, op: str, given: list[Operand], values: 
         rule = f"{rule} (promote {group.promote}: {got.rule})"
     else:
         start = normal[0]
-    names = {NAMES[i]: x for i, x in enumerate(normal)}
+    names = {NAMES[i]: x for i, x in enumerate(given)}  # as written, forms and all (as `promote expr` sees them)
     eng = engine.engine(rs, values)
     if group.refuse_if is not None and eng.formula(group.refuse_if, f"{rule}.refuse_if", op=op, result=start,
                                                    **names):
