@@ -35,7 +35,7 @@ __all__ = ["query", "query_n", "ops", "batch", "batch_write", "table", "diff", "
            "defer_signals", "interrupted_by", "rescale_array", "rescale_file", "rescale_table", "render",
            "write_output", "write_outputs", "lookup", "parse_operand",
            # what the functions return
-           "Answer", "BatchLine", "Matrix", "Diff", "Check", "Explanation", "ExpectReport", "Expectation",
+           "Answer", "BatchLine", "Matrix", "Diff", "Column", "Check", "Explanation", "ExpectReport", "Expectation",
            "ExprResult", "Order", "Ruleset", "Report", "FileCheck", "CastPlan", "Outcome", "CastReport",
            "RescaleReport", "DType", "DTYPES", "Operand",
            "PromoteError", "Refusal", "RuleDefect", "RuleFileError", "UsageError"]
@@ -50,6 +50,7 @@ LAZY = {
     "Ruleset": "promote_cli.oracle.model.Ruleset",
     "Matrix": "promote_cli.oracle.matrix.Matrix",
     "Diff": "promote_cli.oracle.matrix.Diff",
+    "Column": "promote_cli.oracle.matrix.Column",
     "Check": "promote_cli.oracle.properties.Check",
     "Explanation": "promote_cli.oracle.explain.Explanation",
     "ExpectReport": "promote_cli.oracle.expect.ExpectReport",
@@ -190,17 +191,23 @@ def _asker(framework: str, op: str, options: dict | None):
 
 
 def table(framework: str, types: list[str] | str | None = None, op: str = "add", options: dict | None = None, *,
-          common_types: bool = False, drop_refused: bool = False) -> Matrix:
+          common_types: bool = False, drop_refused: bool = False) -> Matrix | Column:
     """The promotion matrix (a `Matrix`: `.types`, `.results()`, `.absent`: the operands it lacks); `types` (a list
     of operands, or a string of them as `--types` takes it, `"i8,u8"`) may not repeat an operand. `common_types`
-    keeps only the operands the framework has, `drop_refused` only those with an answer in their row or column."""
-    from promote_cli.oracle.matrix import matrix
+    keeps only the operands the framework has, `drop_refused` only those with an answer in their row or column.
+    An op of one operand of the ruleset's op groups (`sum`) gives a `Column` instead: `.results`, a result per
+    operand."""
+    from promote_cli.oracle import matrix
 
-    return matrix(load(framework), types, op, options, common_types, drop_refused)
+    rs = load(framework)
+    if _arity(rs, op) == 1:
+        side = matrix.Side(framework, rs, dict(options or {}))
+        return matrix.column([side], types, op, _ask, common_types=common_types, drop_refused=drop_refused)
+    return matrix.matrix(rs, types, op, options, common_types, drop_refused, ask=_ask)
 
 
 def diff(*sides, types: list[str] | str | None = None, op: str = "add", options: dict | None = None,
-         common_types: bool = False, drop_refused: bool = False) -> Diff:
+         common_types: bool = False, drop_refused: bool = False) -> Diff | Column:
     """The cells where rulesets answer differently (a `Diff`: `.frameworks`, `.differences`).
 
     `diff("cann", "cann@opbase")` or `diff(["openvino", ("openvino", {"promote_unsafe": True})])`:
@@ -208,12 +215,28 @@ def diff(*sides, types: list[str] | str | None = None, op: str = "add", options:
     (NAME, options). `options` applies to every side that has the option; an option no side has,
     or a side's own option its ruleset lacks, is a UsageError (as on the command line). `common_types` compares only the
     operands every side has, `drop_refused` leaves out those no side answers any pair of (`.absent`: per side,
-    the operands it lacks).
+    the operands it lacks). An op of one operand of the sides' op groups (`sum`) gives a `Column`: every
+    operand with each side's result, `.differences` those where they differ.
     """
     from promote_cli.oracle import matrix
 
-    return matrix.diff(matrix.sides(sides, options), types, op, options, common_types=common_types,
-                       drop_refused=drop_refused)
+    loaded = matrix.sides(sides, options)
+    arity = next((_arity(s.ruleset, op) for s in loaded if op in s.ruleset.op_names), 2)
+    if arity == 1:
+        return matrix.column(loaded, types, op, _ask, common_types=common_types, drop_refused=drop_refused)
+    return matrix.diff(loaded, types, op, options, common_types=common_types, drop_refused=drop_refused, ask=_ask)
+
+
+def _arity(rs, op: str) -> int:
+    """How many operands `op` takes in ruleset `rs` (2 for a pair op of its rules); UsageError for three, which no
+    table shows."""
+    if op not in rs.op_names:
+        return 2
+    arity = rs.opgroups[rs.op_names[op]].arity
+    if arity == 3:
+        raise UsageError(f"{op} takes three operands, which no table shows: ask `promote query A B C --op {op}` "
+                         "or --batch")
+    return arity
 
 
 def check(framework: str, op: str | None = None, options: dict | None = None, forms="tensor", limit: int = 5) -> Check:

@@ -205,3 +205,43 @@ def test_expect_lines_take_an_ops_operands():
     assert [e.line for e in report.mismatches] == [5]
     with pytest.raises(UsageError, match="unknown dtype 'bogus'"):
         promote_cli.expect(["opsdemo i8 bogus -> i16"])
+
+
+# ---- tables of an op ---------------------------------------------------------------
+
+def test_table_of_a_binary_op_is_its_matrix():
+    m = promote_cli.table("opsdemo", "i8,u8,f16", op="/")
+    assert m.results() == [["f64", "f64", "f16"], ["f64", "f64", "f16"], ["f16", "f16", "f16"]]
+
+
+def test_table_of_an_op_of_one_operand_is_a_column_in_every_listing_format():
+    c = promote_cli.table("opsdemo", "i8,u8,c64,py:int", op="sum")
+    assert isinstance(c, promote_cli.Column) and c.results == [["i64"], ["u64"], ["c64"], ["i64"]]
+    assert run_cli("table", "--op", "sum", "-f", "opsdemo", "--types", "i8,u8", "--format", "text") == (
+        0, "opsdemo@1 sum  result\ni8             i64\nu8             u64\n", "")
+    assert run_cli("table", "--op", "sum", "-f", "opsdemo", "--types", "i8,u8", "--format", "csv")[1] == (
+        "opsdemo@1 sum,result\ni8,i64\nu8,u64\n")
+    assert "| i8 | i64 |" in run_cli("table", "--op", "sum", "-f", "opsdemo", "--types", "i8", "--format", "markdown")[1]
+    assert "i64" in run_cli("table", "--op", "sum", "-f", "opsdemo", "--types", "i8", "--format", "rich")[1]
+    code, out, _ = run_cli("table", "--op", "sum", "-f", "opsdemo", "--types", "i8,u8", "--format", "json")
+    assert code == 0 and json.loads(out)["results"] == {"opsdemo": ["i64", "u64"]}
+
+
+def test_a_diff_of_an_op_of_one_operand_is_each_sides_column_with_differences_marked():
+    d = promote_cli.diff("opsdemo", "opsdemo@2", types="bool,i64,f16", op="sum")
+    assert d.results == [["i64", "i32"], ["i64", "i64"], ["f16", "f16"]]
+    assert d.differences == [{"a": "bool", "opsdemo": "i64", "opsdemo@2": "i32"}]
+    code, out, err = run_cli("table", "--op", "sum", "--diff", "opsdemo", "opsdemo@2", "--types", "bool,i64",
+                             "--format", "text")
+    assert (code, out.splitlines(), err) == (0, [
+        "a     opsdemo@1  opsdemo@2  differs",
+        "bool  i64        i32        *",
+        "i64   i64        i64"], "opsdemo@1 vs opsdemo@2 (sum): 1 of 2 operands differ\n")
+    code, out, err = run_cli("table", "--op", "sum", "--diff", "opsdemo", "opsdemo@2", "--types", "bool",
+                             "--format", "json")
+    assert json.loads(out)["differences"] == [{"a": "bool", "opsdemo": "i64", "opsdemo@2": "i32"}] and err == ""
+
+
+def test_a_table_of_an_op_of_three_operands_is_a_usage_error():
+    code, _, err = run_cli("table", "--op", "where", "-f", "opsdemo")
+    assert code == 2 and "where takes three operands, which no table shows" in err
