@@ -286,12 +286,14 @@ def expr(text: str, framework: str, options: dict | None = None) -> ExprResult:
 
     `.result` is the final operand (`i16`, `weak:f32`, `0d:f32`, `py:float`), None when the framework
     refuses a step (`.refusal` names the sub-expression and its columns); `.tree` holds every node's
-    `Step` (source span, operand, weak flag, deciding rule). A malformed expression raises
+    `Step` (source span, operand, weak flag, deciding rule). The ruleset's op groups' ops are calls with their
+    own number of arguments, `sum(x:i8) / 2`, and `x @ y` is its group's `@` (docs/ops.md). A malformed expression raises
     `ExpressionSyntaxError` (a UsageError with the position: `.context_lines()` draws the caret); an
     operator or literal the framework's `[expressions]` rules lack is a UsageError too."""
     from promote_cli.expressions.evaluate import evaluate
+    from promote_cli.expressions.ops import answer as op_answer
 
-    return evaluate(load(framework), text, options)
+    return evaluate(load(framework), text, options, op_answer)
 
 
 def lattice(framework: str, op: str = "add", options: dict | None = None, *, name: str | None = None,

@@ -245,3 +245,28 @@ def test_a_diff_of_an_op_of_one_operand_is_each_sides_column_with_differences_ma
 def test_a_table_of_an_op_of_three_operands_is_a_usage_error():
     code, _, err = run_cli("table", "--op", "where", "-f", "opsdemo")
     assert code == 2 and "where takes three operands, which no table shows" in err
+
+
+# ---- expressions: calls of ops and @ -------------------------------------------------
+
+@pytest.mark.parametrize("text, result", [
+    ("sum(x:i8) / 2", "0d:f64"),              # a reduction's 0-d result, then the operator's rule
+    ("mean(x:i32) + y:f16", "f64"),
+    ("x:f16 @ y:i8", "0d:f16"),               # @: its op group
+    ("abs(x:c64) * 2", "f32"),
+    ("where(c:bool, x:i8, y:u8) + 1", "i16"),
+    ("cumsum(x:0d:u8)", "u64"),
+])
+def test_expr_calls_an_ops_group_and_reads_at(text, result):
+    assert promote_cli.expr(text, "opsdemo").result == result
+
+
+def test_expr_op_calls_refuse_and_check_their_arity():
+    got = promote_cli.expr("x:0d:i8 @ y:i8", "opsdemo")
+    assert got.refused and got.refusal.endswith("ValueError: matmul: Input operand does not have enough dimensions")
+    with pytest.raises(UsageError, match="sum takes 1 argument, not 2"):
+        promote_cli.expr("sum(x:i8, y:i8)", "opsdemo")
+    with pytest.raises(UsageError, match=r"has no rule for @ in expressions"):
+        promote_cli.expr("x:f16 @ y:bf16", "numpy")
+    code, out, err = run_cli("expr", "sum(x:i8) / 2", "-f", "opsdemo")
+    assert (code, out) == (0, "0d:f64\n")

@@ -166,7 +166,8 @@ def compare_expressions(recording: dict, ruleset: str | None = None) -> tuple[in
     included, or a refusal where the framework raised; a usage error (an operator, literal or type
     the rules lack) agrees with nothing.  UsageError when the ruleset has no ``[expressions]``
     rules; a rule that fails (`RuleDefect`) is raised, never counted."""
-    from promote_cli.expressions.evaluate import evaluate  # noqa: PLC0415 - only expression recordings need it
+    from promote_cli.expressions import ops  # noqa: PLC0415 - only expression recordings need these
+    from promote_cli.expressions.evaluate import evaluate  # noqa: PLC0415
 
     rs = registry.load(ruleset or recording["ruleset"])
     if rs.expressions is None:
@@ -177,7 +178,7 @@ def compare_expressions(recording: dict, ruleset: str | None = None) -> tuple[in
         opts = " ".join(f"-O {k}={json.dumps(v).strip(chr(34))}" for k, v in options.items())
         want = expected if expected is not None else f"an error ({error})"
         try:
-            ans = evaluate(rs, text, options)
+            ans = evaluate(rs, text, options, ops.answer)
         except RuleDefect:
             raise
         except PromoteError as exc:  # the rules cannot even evaluate it
