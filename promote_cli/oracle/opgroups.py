@@ -16,7 +16,6 @@ block, which only the evaluator applies).
 from __future__ import annotations
 
 from promote_cli.errors import one_line
-from promote_cli.oracle.checked import ExprError
 from promote_cli.oracle.model import OpGroup, Ruleset
 from promote_cli.vocab import operators as operators_vocab
 
@@ -99,22 +98,11 @@ def _group(check, key: str, name: str, spec, rs: Ruleset, scope, fields) -> OpGr
     names = (scope.names_with_result - set(OPERANDS)) | set(OPERANDS[:arity])
 
     def expr(field: str):
-        if field not in spec:
-            return None
-        text = check.str_of(spec[field], f"{key}.{field}")
-        if len(" ".join(text.split())) > LONGEST:
-            check.fail(f"{key}.{field}", f"longer than {LONGEST} characters: name a part of it in [let]")
-        try:
-            return scope.compile(f"{key}.{field}", text, names)
-        except ExprError as exc:
-            check.fail(f"{key}.{field}", str(exc))
+        return scope.field(check, key, spec, field, names, LONGEST)
 
-    refuse_if, refuse = expr("refuse_if"), spec.get("refuse")
-    if (refuse_if is None) != (refuse is None):
-        check.fail(key, "refuse_if and refuse go together")
-    if refuse is not None:
-        fields = set(fields) | set(OPERANDS[:arity]) | set(rs.options) | set(rs.sets)
-        refuse = check.template(refuse, f"{key}.refuse", fields, rs.sets)
+    refuse_if = expr("refuse_if")
+    fields = set(fields) | set(OPERANDS[:arity]) | set(rs.options) | set(rs.sets)
+    refuse = check.refusal(key, refuse_if, spec.get("refuse"), fields, rs.sets)
     return OpGroup(name, check.str_of(spec["doc"], f"{key}.doc"), check.str_of(spec["source"], f"{key}.source"),
                    arity, tuple(ops), dict(aliases), operator, promote, args or (), refuse_if, refuse or "",
                    expr("result"), rank)

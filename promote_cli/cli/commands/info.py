@@ -17,6 +17,19 @@ from promote_cli.errors import EXIT_USAGE, UsageError
 LISTING_FORMATS = ["text", "json", "csv", "markdown", "rich"]
 
 
+def listing_command(framework_help: str):
+    """A listing command: `-f NAME` (`framework_help`), `--format` among the listing formats, `--color`."""
+    def decorate(function):
+        for option in reversed((click_option(definition.framework_filter(framework_help)),
+                                click.option("--format", "fmt", type=click.Choice(LISTING_FORMATS),
+                                             help="Default: rich on a terminal, text when piped or with NO_COLOR."),
+                                color_option)):
+            function = option(function)
+        return click.command()(function)
+
+    return decorate
+
+
 def listing_format(fmt: str | None, color: str) -> formats.Format:
     """A listing's format: as given, else rich on a terminal (fitted to its width) and text when piped or with
     NO_COLOR, as `promote table` does."""
@@ -81,11 +94,7 @@ def _number(value) -> str:
     return str(value) if isinstance(value, int) else f"{value:.6g}"
 
 
-@click.command()
-@click_option(definition.framework_filter("Only the dtypes this framework's ruleset has."))
-@click.option("--format", "fmt", type=click.Choice(LISTING_FORMATS),
-              help="Default: rich on a terminal, text when piped or with NO_COLOR.")
-@color_option
+@listing_command("Only the dtypes this framework's ruleset has.")
 def dtypes(framework, fmt, color):
     """The canonical dtype names, what each is, and the spellings accepted for it."""
     rows = [{"name": d.name, "kind": d.kind, "bits": d.bits, "exp_bits": d.exp_bits, "man_bits": d.man_bits,
@@ -101,11 +110,7 @@ def dtypes(framework, fmt, color):
     formats.emit(out.records(formats.Records("dtypes", header, records, rows)))
 
 
-@click.command()
-@click_option(definition.framework_filter("The ruleset whose ops to list (required)."))
-@click.option("--format", "fmt", type=click.Choice(LISTING_FORMATS),
-              help="Default: rich on a terminal, text when piped or with NO_COLOR.")
-@color_option
+@listing_command("The ruleset whose ops to list (required).")
 def ops(framework, fmt, color):
     """Every op of a framework's op groups (`--op NAME` of query, table, explain), with its aliases, its
     arity (how many operands it takes), its group and the group's rule; json adds each group's doc and
