@@ -35,7 +35,7 @@ def q(*operands, op, fw="opsdemo"):
     (["i8"], "mean", "0d:f64"),            # mean of an integer is the default float
     (["c64"], "absolute", "f32"),          # abs of complex is the real type of the same width
     (["0d:c128"], "abs", "0d:f64"),        # an alias; a 0-d operand keeps its rank
-    (["u8"], "cumsum", "u64"),             # promote through another group's op, rank tensor
+    (["u8"], "cumsum", "u64"),             # via another group's op, rank tensor
     (["0d:i8"], "cumulative_sum", "i64"),
     (["i8", "u8"], "/", "f64"),            # the operator's own answer
     (["0d:i8", "0d:u8"], "true_divide", "0d:f64"),
@@ -122,7 +122,9 @@ def test_a_good_group_loads():
     (GOOD.replace("arity = 1", "arity = 4"), r"opgroups.g.arity: expected 1, 2 or 3"),
     (GOOD + 'operator = "/"\n', r"opgroups.g.arity: operator '/' takes 2 operands, not 1"),
     (GOOD + 'operator = "@@"\n', r"opgroups.g.operator: '@@' is no \[expressions.operators\] entry"),
-    (GOOD + 'promote = "nosuch"\n', r"opgroups.g.promote: 'nosuch' is neither an op"),
+    (GOOD + 'promote = "nosuch"\n', r"opgroups.g.promote: 'nosuch' is not an op of this file's promotion rules"),
+    (GOOD + 'via = "nosuch"\n', r"opgroups.g.via: 'nosuch' is no op of an op group"),
+    (GOOD + 'via = "sum"\noperator = "-x"\n', r"opgroups.g: a group starts from one of"),
     (GOOD + 'aliases = { total = "nosuch" }\n', r"opgroups.g.aliases.total: 'nosuch' is not one of"),
     (GOOD + 'refuse_if = "is_bool(a)"\n', r"opgroups.g: refuse_if and refuse go together"),
     (GOOD + 'refuse_if = "is_bool(a)"\nrefuse = { message = "nosuch" }\n', r"opgroups.g.refuse.message: 'nosuch'"),
@@ -130,9 +132,9 @@ def test_a_good_group_loads():
     (GOOD + 'rank = "two"\n', r"opgroups.g.rank: expected one of keep, zero, tensor"),
     (GOOD + 'result = "' + " or ".join(["is_int(a)"] * 12) + '"\n', r"longer than 120 characters"),
     (GOOD + '[opgroups.h]\ndoc = "d"\nsource = "s"\narity = 1\nops = ["sum"]\n', r"'sum' is already in group 'g'"),
-    (GOOD + 'promote = "prod"\n[opgroups.h]\ndoc = "d"\nsource = "s"\narity = 1\nops = ["prod"]\npromote = "sum"\n',
-     r"promote through each other: g -> h -> g"),
-    (GOOD + 'args = ["a"]\n', r"opgroups.g.args: only `promote` reads args"),
+    (GOOD + 'via = "prod"\n[opgroups.h]\ndoc = "d"\nsource = "s"\narity = 1\nops = ["prod"]\nvia = "sum"\n',
+     r"go through each other: g -> h -> g"),
+    (GOOD + 'args = ["a"]\n', r"opgroups.g.args: only `promote` and `via` read args"),
 ])
 def test_a_bad_group_is_one_line_naming_its_key(groups, message):
     with pytest.raises(RuleFileError, match=message) as info:

@@ -75,16 +75,18 @@ def _decide(rs: Ruleset, group: OpGroup, op: str, given: list[Operand], values: 
     if group.operator is not None:
         start, step_rule = _operator(rs, group, given, options)
         rule = f"{rule} (operator {group.operator}: {step_rule})"
-    elif group.promote is not None:
+    elif group.promote is not None or group.via is not None:
         picked = [given[i] for i in group.args]
-        if is_op(rs, group.promote):
-            got = answer(rs, group.promote, picked, options)
+        if group.via is not None:
+            got, how = answer(rs, group.via, picked, options), f"via {group.via}"
+        elif len(picked) == 2:
+            got, how = engine.answer(rs, picked[0], picked[1], group.promote, options), f"promote {group.promote}"
         else:
-            got = engine.answer_n(rs, picked, group.promote, options)
+            got, how = engine.answer_n(rs, picked, group.promote, options), f"promote {group.promote}"
         if got.refused:
-            raise _refusal(got.refusal, f"{rule} (promote {group.promote}: {got.rule})")
+            raise _refusal(got.refusal, f"{rule} ({how}: {got.rule})")
         start = got.result_operand
-        rule = f"{rule} (promote {group.promote}: {got.rule})"
+        rule = f"{rule} ({how}: {got.rule})"
     else:
         start = normal[0]
     names = {NAMES[i]: x for i, x in enumerate(given)}  # as written, forms and all (as `promote expr` sees them)
@@ -129,6 +131,8 @@ def _operand(rs: Ruleset, group: OpGroup, value, start: Operand) -> Operand:
     """A `result` expression's value as an operand: a dtype keeps the starting result's weakness."""
     if isinstance(value, DType):
         value = Operand(WEAK if start.form == WEAK else TENSOR, value)
+    if isinstance(value, Operand) and value.form == PYTHON:  # `py(x)`: a Python scalar comes back
+        return value
     if not isinstance(value, Operand) or value.dtype is None:
         raise RuleDefect(f"{rs.path}: opgroups.{group.name}.result gives {value!r}, not a dtype")
     if value.dtype not in rs.type_set:
@@ -139,6 +143,8 @@ def _operand(rs: Ruleset, group: OpGroup, value, start: Operand) -> Operand:
 def _form(group: OpGroup, result: Operand, start: Operand, given: list[Operand]) -> Operand:
     """The result's form by the group's `rank`: `zero` 0-d, `tensor` a tensor, `keep` weak where the result is,
     else 0-d when every array operand is 0-d (a Python scalar is no array)."""
+    if result.form == PYTHON:
+        return result
     if group.rank == "zero":
         return result.with_form(RANK0)
     if group.rank == "tensor" or result.form == WEAK:
@@ -168,8 +174,9 @@ def describe(group: OpGroup) -> str:
     """A group's rule in one line: where it starts, what refuses, what it gives, its rank."""
     if group.operator is not None:
         parts = [f"operator {group.operator}"]
-    elif group.promote is not None:
-        parts = [f"promote {group.promote}({', '.join(NAMES[i] for i in group.args)})"]
+    elif group.promote is not None or group.via is not None:
+        how = f"promote {group.promote}" if group.promote is not None else f"via {group.via}"
+        parts = [f"{how}({', '.join(NAMES[i] for i in group.args)})"]
     else:
         parts = ["a"]
     if group.refuse_if is not None:

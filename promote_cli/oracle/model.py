@@ -212,7 +212,8 @@ class OpGroup(Record):
     """One `[opgroups.NAME]`: ops of the framework answered alike (docs/ops.md).
 
     The starting result is `operator`'s answer (an `[expressions.operators]` block, as `promote expr` gives it),
-    `promote`'s (a ruleset op, or an op of another group, over the operands `args` names), or the first operand;
+    `promote`'s (an op of the promotion rules) or `via`'s (another group's op), over the operands `args` names, or
+    the first operand;
     then `refuse_if`/`refuse` may refuse and `result` gives the op's dtype; `rank` its form.
     """
 
@@ -229,6 +230,7 @@ class OpGroup(Record):
     refuse: str = ""
     result: Expr | None = None
     rank: str = "keep"                        # keep | zero | tensor
+    via: str | None = None                    # another group's op that gives the starting result
 
 
 class Ruleset(Record):

@@ -19,8 +19,8 @@ from promote_cli.errors import one_line
 from promote_cli.oracle.model import OpGroup, Ruleset
 from promote_cli.vocab import operators as operators_vocab
 
-KEYS = {"doc", "source", "arity", "ops", "aliases", "operator", "promote", "args", "refuse_if", "refuse", "result",
-        "rank"}
+KEYS = {"doc", "source", "arity", "ops", "aliases", "operator", "promote", "via", "args", "refuse_if", "refuse",
+        "result", "rank"}
 RANKS = ("keep", "zero", "tensor")
 #: the operands' names in a group's expressions, by position
 OPERANDS = ("a", "b", "c")
@@ -49,7 +49,7 @@ def opgroups(check, raw, rs: Ruleset, scope, fields) -> tuple[dict[str, OpGroup]
             names[op] = name
         groups[name] = group
     for name, group in groups.items():
-        _check_promote(check, name, group, groups, names, rs)
+        _check_via(check, name, group, groups, names)
     return groups, names
 
 
@@ -72,9 +72,9 @@ def _group(check, key: str, name: str, spec, rs: Ruleset, scope, fields) -> OpGr
     for alias, target in aliases.items():
         if target not in ops:
             check.fail(f"{key}.aliases.{one_line(alias)}", f"{target!r} is not one of this group's ops")
-    operator, promote = spec.get("operator"), spec.get("promote")
-    if operator is not None and promote is not None:
-        check.fail(key, "a group starts from `operator` or from `promote`, not both")
+    operator, promote, via = spec.get("operator"), spec.get("promote"), spec.get("via")
+    if sum(x is not None for x in (operator, promote, via)) > 1:
+        check.fail(key, "a group starts from one of `operator`, `promote` and `via`")
     if operator is not None:
         operator = check.str_of(operator, f"{key}.operator")
         known = rs.expressions.operators if rs.expressions is not None else {}
@@ -83,15 +83,21 @@ def _group(check, key: str, name: str, spec, rs: Ruleset, scope, fields) -> OpGr
                                           f"({', '.join(known) or 'none'})")
         if operator_arity(operator) != arity:
             check.fail(f"{key}.arity", f"operator {operator!r} takes {operator_arity(operator)} operands, not {arity}")
-    args = spec.get("args")
     if promote is not None:
         promote = check.str_of(promote, f"{key}.promote")
+        if rs.ops is not None and promote not in rs.op_index:
+            check.fail(f"{key}.promote", f"{promote!r} is not an op of this file's promotion rules "
+                                         f"(ops: {', '.join(rs.op_index)}; another group's op is `via`)")
+    if via is not None:
+        via = check.str_of(via, f"{key}.via")
+    args = spec.get("args")
+    if promote is not None or via is not None:
         args = check.list_of(args if args is not None else list(OPERANDS[:arity]), f"{key}.args")
         if not args or any(x not in OPERANDS[:arity] for x in args) or len(set(args)) != len(args):
             check.fail(f"{key}.args", f"expected distinct operands of {', '.join(OPERANDS[:arity])}, got {args}")
         args = tuple(OPERANDS.index(x) for x in args)
     elif args is not None:
-        check.fail(f"{key}.args", "only `promote` reads args")
+        check.fail(f"{key}.args", "only `promote` and `via` read args")
     rank = spec.get("rank", "keep")
     if rank not in RANKS:
         check.fail(f"{key}.rank", f"expected one of {', '.join(RANKS)}, got {rank!r}")
@@ -105,22 +111,20 @@ def _group(check, key: str, name: str, spec, rs: Ruleset, scope, fields) -> OpGr
     refuse = check.refusal(key, refuse_if, spec.get("refuse"), fields, rs.sets)
     return OpGroup(name, check.str_of(spec["doc"], f"{key}.doc"), check.str_of(spec["source"], f"{key}.source"),
                    arity, tuple(ops), dict(aliases), operator, promote, args or (), refuse_if, refuse or "",
-                   expr("result"), rank)
+                   expr("result"), rank, via)
 
 
-def _check_promote(check, name: str, group: OpGroup, groups: dict, names: dict, rs: Ruleset) -> None:
-    """`promote` names a ruleset op, or an op of a group taking as many operands as `args` gives, without a cycle."""
+def _check_via(check, name: str, group: OpGroup, groups: dict, names: dict) -> None:
+    """`via` names an op of a group taking as many operands as `args` gives, without a cycle."""
     seen = [name]
-    while group.promote is not None:
-        key = f"opgroups.{one_line(seen[-1])}.promote"
-        target = names.get(group.promote)
+    while group.via is not None:
+        key = f"opgroups.{one_line(seen[-1])}.via"
+        target = names.get(group.via)
         if target is None:
-            if rs.ops is not None and group.promote not in rs.op_index:
-                check.fail(key, f"{group.promote!r} is neither an op of this file nor of an op group")
-            return
+            check.fail(key, f"{group.via!r} is no op of an op group of this file")
         if groups[target].arity != len(group.args):
-            check.fail(key, f"{group.promote!r} takes {groups[target].arity} operands, `args` gives {len(group.args)}")
+            check.fail(key, f"{group.via!r} takes {groups[target].arity} operands, `args` gives {len(group.args)}")
         if target in seen:
-            check.fail(key, f"op groups promote through each other: {' -> '.join([*seen, target])}")
+            check.fail(key, f"op groups go through each other: {' -> '.join([*seen, target])}")
         seen.append(target)
         group = groups[target]
