@@ -96,11 +96,10 @@ def test_numpy_aliases_are_one_function_and_the_other_names_are_not():
     np = pytest.importorskip("numpy")
     from promote_cli.probes import numpy_ops
 
-    numpy_ops.check_aliases(numpy_ops.named, numpy_ops.ALIASES, numpy_ops.OPS, "np")
+    opsweep.check_aliases(np, numpy_ops.ALIASES)
+    numpy_ops.check_distinct(numpy_ops.named, numpy_ops.ALIASES, numpy_ops.OPS, "np")
     with pytest.raises(AssertionError, match="np.abs is np.absolute"):
-        numpy_ops.check_aliases(numpy_ops.named, {}, {"absolute": 1, "abs": 1}, "np")
-    with pytest.raises(AssertionError, match="np.sum is not np.add"):
-        numpy_ops.check_aliases(numpy_ops.named, {"sum": "add"}, {}, "np")
+        numpy_ops.check_distinct(numpy_ops.named, {}, {"absolute": 1, "abs": 1}, "np")
     assert np.concat is np.concatenate  # recorded once, as concatenate
 
 

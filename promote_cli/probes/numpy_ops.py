@@ -74,7 +74,7 @@ OPS: dict[str, int | str] = {
 }
 
 #: name -> NumPy's own name for the same function object (recorded once, under the latter);
-#: `record_ops` checks each against the installed NumPy.
+#: `record_ops` checks each against the installed NumPy, and that no other two names are one.
 ALIASES = {"true_divide": "divide", "mod": "remainder", "pow": "power", "bitwise_left_shift": "left_shift",
            "bitwise_right_shift": "right_shift", "abs": "absolute", "conj": "conjugate",
            "bitwise_not": "invert", "bitwise_invert": "invert", "concat": "concatenate"}
@@ -140,17 +140,14 @@ def named_result(result: str | None, error: str | None) -> tuple[str | None, str
     return result, error
 
 
-def check_aliases(function, aliases: dict, ops: dict, where: str) -> None:
-    """Raise unless each name of `aliases` is the same object as its canonical name, and no
-    two other names of `ops` are one object."""
-    for name, canon in aliases.items():
-        if function(name) is not function(canon):
-            raise AssertionError(f"{where}.{name} is not {where}.{canon}")
+def check_distinct(named, aliases: dict, ops: dict, where: str) -> None:
+    """Raise unless the names of `ops` that are not in `aliases` are distinct objects
+    (`named(op)`): two that are one function belong in `aliases`."""
     seen: dict = {}
     for name in ops:
         if name in aliases or name in OPERATORS:
             continue
-        fn = function(name)
+        fn = named(name)
         same = next((other for other, f in seen.items() if f is fn), None)
         if same is not None:
             raise AssertionError(f"{where}.{name} is {where}.{same}: list it in ALIASES")
@@ -163,8 +160,10 @@ def record_ops(ruleset: str = FRAMEWORK) -> dict:
     if ver is None:
         raise RuntimeError("numpy and ml_dtypes are not importable; pip install numpy ml_dtypes")
     import ml_dtypes  # noqa: PLC0415
+    import numpy as np  # noqa: PLC0415
 
-    check_aliases(named, ALIASES, OPS, "np")
+    opsweep.check_aliases(np, ALIASES)
+    check_distinct(named, ALIASES, OPS, "np")
     recorder = Recorder(opsweep.axis(TYPES))
     ops = {op: arity for op, arity in OPS.items() if op not in ALIASES}
     opsweep.sweep(recorder, ops, {}, asker(function, make_operand, canonical), WHERE_CONDITIONS)
