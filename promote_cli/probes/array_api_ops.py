@@ -133,7 +133,7 @@ def record_ops(ruleset: str | None = None) -> dict:
         try:
             ask = asker(function, make_operand, _dtype_name, clean_error)
             check_versions(ruleset, ask)
-            opsweep.sweep(recorder, ops_for(ruleset), {}, ask, WHERE_CONDITIONS)
+            opsweep.sweep(recorder, ops_for(ruleset), {}, ask, WHERE_CONDITIONS, OPERATORS)
         finally:
             xp.set_array_api_strict_flags(api_version=before)
     gated = [m for m in recorder.messages if _VERSION_GATE in m]

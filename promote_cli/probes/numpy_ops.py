@@ -169,7 +169,7 @@ def record_ops(ruleset: str = FRAMEWORK) -> dict:
     check_distinct(named, ALIASES, OPS, "np")
     recorder = Recorder(opsweep.axis(TYPES))
     ops = {op: arity for op, arity in OPS.items() if op not in ALIASES}
-    opsweep.sweep(recorder, ops, {}, asker(function, make_operand, canonical), WHERE_CONDITIONS)
+    opsweep.sweep(recorder, ops, {}, asker(function, make_operand, canonical), WHERE_CONDITIONS, OPERATORS)
     return recorder.recording({
         "ruleset": ruleset, "package": PACKAGE, "version": ver, "ml_dtypes": str(ml_dtypes.__version__),
         "probe": "promote_cli.probes.numpy_ops", "aliases": ALIASES,

@@ -11,7 +11,8 @@ according to its arity:
 ``clip``    (x, low) for x of the axis and low of the dimensioned tensors plus
             ``py:int`` and ``py:float``; cells over high
 
-A case whose operands are all Python scalars is not asked (it is Python's arithmetic).
+A case whose operands are all Python scalars is not asked (``None``: it is Python's
+arithmetic), except a function of one operand (``torch.sqrt(1)``: the framework's answer).
 The framework's probe supplies ``ask(op, operands) -> (result, error)``.
 """
 
@@ -79,10 +80,13 @@ def check_aliases(module, aliases: dict) -> None:
 
 
 def sweep(recorder: Recorder, ops: dict, options: dict, ask: Callable,
-          where_conditions: Iterable[str]) -> None:
-    """Ask every op of `ops` (name -> arity) with `options`, adding its rows to `recorder`."""
+          where_conditions: Iterable[str], operators: Iterable[str]) -> None:
+    """Ask every op of `ops` (name -> arity) with `options`, adding its rows to `recorder`;
+    `operators` are the names that are Python operators (``-x``, ``+``)."""
+    python = set(operators) | {op for op, arity in ops.items() if arity != 1}
+
     def asked(op: str, operands: list[str]):
-        if all(o.startswith("py:") for o in operands):
+        if op in python and all(o.startswith("py:") for o in operands):
             return None
         return ask(op, operands)
 
