@@ -9,7 +9,7 @@ What is asked
     contracts two dimensions, which a vector does not have); ``cat``, ``concat``,
     ``concatenate`` and ``stack`` take the list ``[a, b]``.  Tensors have shape ``[2]``
     (``0d:``: shape ``[]``) and hold ones, so no answer depends on a value; the sub-byte and
-    other types ``torch.ones`` cannot fill (`EMPTY`) are built with ``torch.empty``.  Linear
+    other types ``fill_`` cannot fill (`EMPTY`) are left as ``torch.empty`` made them.  Linear
     algebra (``matmul``, ``@``, ``dot``, ``vdot``, ``linalg.vecdot``, ``tensordot``) takes
     two vectors of shape ``[2]``: their answer is a 0-d tensor.  Python scalars are
     `promote_cli.probes.dtype_names.PY_VALUES`.
@@ -35,6 +35,7 @@ import warnings
 from promote_cli.probes import opsweep
 from promote_cli.probes.dtype_names import PY_VALUES
 from promote_cli.probes.opcases import Recorder, write_op_recording
+from promote_cli.probes import torch as pairs
 from promote_cli.probes.torch import FROM_TORCH, TO_TORCH, UNNAMED, clean_error, version
 
 FRAMEWORK = "torch"
@@ -80,7 +81,7 @@ ALIASES: dict[str, str] = {}
 #: the conditions ``where`` is asked with: bool tensors and one integer tensor.
 WHERE_CONDITIONS = ["bool", "0d:bool", "i8"]
 
-#: dtypes ``torch.ones`` cannot fill (no ``fill_`` kernel); their tensors come from ``torch.empty``.
+#: dtypes ``fill_`` has no kernel for: their tensors are left as ``torch.empty`` made them.
 EMPTY = ["i2", "i4", "u1", "u2", "u4", "f4e2m1"]
 
 _ONE_DIM = {"cumsum", "cumprod"}
@@ -88,18 +89,14 @@ _LISTED = {"cat", "concat", "concatenate", "stack"}
 
 
 def make_operand(text: str):
-    """The PyTorch value for an operand string: ones of shape ``[2]`` (``0d:``: ``[]``)."""
-    import torch  # noqa: PLC0415
-
+    """The PyTorch value for an operand string: the pair probe's tensor
+    (`promote_cli.probes.torch.make_operand`), filled with ones unless its type is in `EMPTY`."""
     if text.startswith("py:"):
         return PY_VALUES[text[3:]]
-    shape: tuple = (2,)
-    if text.startswith("0d:"):
-        shape, text = (), text[3:]
-    dtype = getattr(torch, TO_TORCH[text])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # complex32's "ComplexHalf support is experimental"
-        return (torch.empty if text in EMPTY else torch.ones)(shape, dtype=dtype)
+        tensor = pairs.make_operand(text)
+    return tensor if text.split(":")[-1] in EMPTY else tensor.fill_(1)
 
 
 def function(op: str):
