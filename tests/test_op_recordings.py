@@ -144,3 +144,17 @@ def test_the_leading_operands_of_each_arity():
     assert len(clip) == len(axis) * 4
     with pytest.raises(ValueError, match="unknown arity"):
         opsweep.leading(4, axis, [])
+
+
+def test_a_clip_low_python_scalar_is_below_every_high():
+    made: list = []
+    cache: dict = {}
+
+    def make(text):
+        made.append(text)
+        return {"py:int": 1, "py:float": 1.5, "i8": "tensor"}[text]
+
+    assert opsweep.operand_values(["i8", "py:float", "py:int"], opsweep.CLIP, make, cache) == ["tensor", 0.5, 1]
+    assert opsweep.operand_values(["i8", "py:int", "py:float"], opsweep.CLIP, make, cache) == ["tensor", 0, 1.5]
+    assert opsweep.operand_values(["py:float", "py:int"], 2, make, cache) == [1.5, 1]
+    assert sorted(made) == ["i8", "py:float", "py:int"]  # each made once

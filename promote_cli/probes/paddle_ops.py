@@ -9,7 +9,8 @@ What is asked
     ``stack`` take the list ``[a, b]``.  Tensors have shape ``[2]`` (``0d:``: shape
     ``[]``) and hold ones (`promote_cli.probes.paddle.make_operand`).  Linear algebra
     (``matmul``, ``@``, ``dot``, ``vecdot``, ``tensordot``) takes two vectors of shape
-    ``[2]``.  Python scalars are `promote_cli.probes.dtype_names.PY_VALUES`.
+    ``[2]``.  Python scalars are `promote_cli.probes.dtype_names.PY_VALUES`, except a
+    Python scalar low bound of ``clip``: `promote_cli.probes.opsweep.CLIP_LOW`.
 
 How the answer is read
     The result's dtype as an operand (``0d:i64`` for a 0-d tensor), or the refusal:
@@ -185,7 +186,7 @@ def asker(cache: dict, missing: dict):
 
     def ask(op: str, operands: list[str]):
         fn = functions.get(op) or functions.setdefault(op, function(op))
-        values = [cache[o] if o in cache else cache.setdefault(o, make_operand(o)) for o in operands]
+        values = opsweep.operand_values(operands, OPS[op], make_operand, cache)
         try:
             out = fn(*values)
         except Exception as exc:  # noqa: BLE001 - every Paddle error is an answer

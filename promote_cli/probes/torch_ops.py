@@ -12,7 +12,8 @@ What is asked
     other types ``fill_`` cannot fill (`EMPTY`) are left as ``torch.empty`` made them.  Linear
     algebra (``matmul``, ``@``, ``dot``, ``vdot``, ``linalg.vecdot``, ``tensordot``) takes
     two vectors of shape ``[2]``: their answer is a 0-d tensor.  Python scalars are
-    `promote_cli.probes.dtype_names.PY_VALUES`.
+    `promote_cli.probes.dtype_names.PY_VALUES`, except a Python scalar low bound of
+    ``clamp`` and ``clip``: `promote_cli.probes.opsweep.CLIP_LOW`.
 
 How the answer is read
     The result's dtype as an operand (``0d:i64`` for a 0-d tensor, ``py:bool`` for a
@@ -127,7 +128,7 @@ def asker(cache: dict):
 
     def ask(op: str, operands: list[str]):
         fn = functions.get(op) or functions.setdefault(op, function(op))
-        values = [cache[o] if o in cache else cache.setdefault(o, make_operand(o)) for o in operands]
+        values = opsweep.operand_values(operands, OPS[op], make_operand, cache)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
