@@ -22,6 +22,8 @@ PROBES = [
     ("promote_cli.probes.numpy_ops", ["ops-numpy.json"]),
     ("promote_cli.probes.array_api_ops", [f"ops-array-api-{v}.json"
                                           for v in ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")]),
+    ("promote_cli.probes.torch_ops", ["ops-torch.json"]),
+    ("promote_cli.probes.paddle_ops", ["ops-paddle.json"]),
 ]
 
 RECORDED = [(module, name) for module, names in PROBES for name in names]
@@ -155,3 +157,70 @@ def test_each_array_api_recording_was_made_under_its_version():
         assert [answer(v, op, "i8") for v in ("2022.12", "2023.12")] == ["0d:i64", "0d:i64"]
     assert [answer(v, "clip", "f32") is None for v in ("2022.12", "2023.12")] == [True, False]
     assert [answer(v, "reciprocal", "f32") for v in ("2023.12", "2024.12")] == [None, "f32"]
+
+
+@pytest.mark.parametrize("name, pair, ops", [
+    ("ops-torch.json", "torch-2.13.json", {"add": ["+", "add"]}),
+    ("ops-paddle.json", "paddle-3.3.json", None),
+])
+def test_the_op_recording_agrees_with_the_pair_recording(name, pair, ops):
+    """Where both ask the same binary op of the same operands, the dtypes (and refusals) agree."""
+    mine = {(op, tuple(o)): (result, error) for op, o, _, result, error in cases(_load(name))}
+    compared = 0
+    for op, a, b, _, result, error in _load(pair)["cases"]:
+        for asked in (ops or {}).get(op, [op]):
+            if (asked, (a, b)) not in mine:
+                continue
+            got, refused = mine[asked, (a, b)]
+            assert (got and got.split(":")[-1], refused is None) == (result, error is None), (asked, a, b)
+            compared += 1
+    assert compared > 1000
+
+
+def test_a_refusal_keeps_its_class_and_drops_addresses():
+    exc = TypeError("bad")
+    assert opsweep.refusal(exc, "object at 0x7f3a2b10 is not a Tensor") == "TypeError: object at 0x is not a Tensor"
+
+
+class _Tensor:
+    def __init__(self, dtype, shape):
+        self.dtype, self.shape = dtype, shape
+
+
+@pytest.mark.parametrize("value, expected", [
+    (_Tensor("i64", (2,)), ("i64", None)),
+    (_Tensor("i64", ()), ("0d:i64", None)),
+    ((_Tensor("f32", ()), _Tensor("i64", ())), ("0d:f32", None)),
+    (True, ("py:bool", None)),
+    (3, ("py:int", None)),
+    (object(), (None, "returned object, not a tensor")),
+])
+def test_a_result_is_read_as_an_operand(value, expected):
+    assert opsweep.result_operand(value, str) == expected
+
+
+def test_the_leading_operands_of_each_arity():
+    axis = opsweep.axis(["bool", "i8"])
+    assert axis == ["bool", "i8", "0d:bool", "0d:i8", "py:bool", "py:int", "py:float", "py:complex"]
+    assert opsweep.leading(1, axis, []) == [[]]
+    assert opsweep.leading(2, axis, []) == [[x] for x in axis]
+    assert opsweep.leading(opsweep.WHERE, axis, ["bool"]) == [["bool", x] for x in axis]
+    clip = opsweep.leading(opsweep.CLIP, axis, [])
+    assert clip[:4] == [["bool", "bool"], ["bool", "i8"], ["bool", "py:int"], ["bool", "py:float"]]
+    assert len(clip) == len(axis) * 4
+    with pytest.raises(ValueError, match="unknown arity"):
+        opsweep.leading(4, axis, [])
+
+
+def test_a_clip_low_python_scalar_is_below_every_high():
+    made: list = []
+    cache: dict = {}
+
+    def make(text):
+        made.append(text)
+        return {"py:int": 1, "py:float": 1.5, "i8": "tensor"}[text]
+
+    assert opsweep.operand_values(["i8", "py:float", "py:int"], opsweep.CLIP, make, cache) == ["tensor", 0.5, 1]
+    assert opsweep.operand_values(["i8", "py:int", "py:float"], opsweep.CLIP, make, cache) == ["tensor", 0, 1.5]
+    assert opsweep.operand_values(["py:float", "py:int"], 2, make, cache) == [1.5, 1]
+    assert sorted(made) == ["i8", "py:float", "py:int"]  # each made once

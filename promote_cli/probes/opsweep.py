@@ -9,7 +9,8 @@ according to its arity:
 ``where``   (condition, x) for each condition of `where_conditions` and x of the axis;
             cells over y
 ``clip``    (x, low) for x of the axis and low of the dimensioned tensors plus
-            ``py:int`` and ``py:float``; cells over high
+            ``py:int`` and ``py:float``; cells over high.  A Python scalar low is 0 or
+            0.5 (`CLIP_LOW`), below every high, so no clip refuses a low above its high
 
 A case whose operands are all Python scalars is not asked (``None``: it is Python's
 arithmetic), except a function of one operand (``torch.sqrt(1)``: the framework's answer).
@@ -26,6 +27,9 @@ from promote_cli.probes.opcases import Recorder
 
 #: the ternary shapes of asking, by the op's arity in a probe's OPS
 WHERE, CLIP = "where", "clip"
+
+#: the value of a Python scalar low bound of ``clip``
+CLIP_LOW = {"py:int": 0, "py:float": 0.5}
 
 _PY_KINDS = {bool: "bool", int: "int", float: "float", complex: "complex"}
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]+\b")
@@ -49,6 +53,15 @@ def leading(arity, axis: list[str], where_conditions: Iterable[str]) -> list[lis
         tensors = [t for t in axis if ":" not in t]
         return [[x, low] for x in axis for low in [*tensors, "py:int", "py:float"]]
     raise ValueError(f"unknown arity {arity!r}")
+
+
+def operand_values(operands: list[str], arity, make: Callable, cache: dict) -> list:
+    """The values of `operands` (``make(operand)`` once each, kept in `cache`), with
+    `CLIP_LOW` for a clip's Python scalar low."""
+    values = [cache[o] if o in cache else cache.setdefault(o, make(o)) for o in operands]
+    if arity == CLIP and operands[1] in CLIP_LOW:
+        values[1] = CLIP_LOW[operands[1]]
+    return values
 
 
 def refusal(exc: BaseException, message: str) -> str:
