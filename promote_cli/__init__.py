@@ -11,7 +11,7 @@
     validate(["my-rules.toml"])                           # every problem of rule files
     explain("openvino", "i8", "u8").refused_by           # which rule decided, what options would change
     check("cann@opbase").findings                         # commutativity, associativity, ... with counterexamples
-    expect("examples/ci.expect").mismatches               # a CI file of `FW A B [OP] -> RESULT` lines
+    expect("examples/ci.expect").mismatches               # a CI file of `FW A [B [C ...]] [OP] -> RESULT` lines
     lattice("jax").edges                                  # the Hasse diagram of a ruleset's order
     render(table("openvino"), "svg")                      # a payload in an output format (svg, html, dot, ...)
     cast_array(x, "f16")                                  # TOSA CAST of a numpy array (numpy loaded on use)
@@ -24,7 +24,7 @@ parses, calls and renders.
 
 from __future__ import annotations
 
-from promote_cli.errors import PromoteError, Refusal, RuleDefect, RuleFileError, UsageError
+from promote_cli.errors import PromoteError, Refusal, RuleDefect, RuleFileError, RulesHidden, UsageError
 from promote_cli.vocab.dtypes import DTYPES, DType, aliases, lookup
 from promote_cli.vocab.operands import Operand
 from promote_cli.vocab.operands import parse as parse_operand
@@ -32,13 +32,13 @@ from promote_cli.vocab.operands import parse as parse_operand
 __all__ = ["query", "query_n", "ops", "batch", "batch_write", "table", "diff", "parse_side", "check", "explain", "expect",
            "expr", "lattice", "load", "frameworks", "framework_names", "shadowed", "is_default", "dtypes", "aliases",
            "spellings", "verify", "validate", "cast_pairs", "cast_array", "cast_file", "plan_cast", "run_cast",
-           "defer_signals", "interrupted_by", "rescale_array", "rescale_file", "rescale_table", "render",
+           "cast_totals", "defer_signals", "interrupted_by", "rescale_array", "rescale_file", "rescale_table", "render",
            "write_output", "write_outputs", "lookup", "parse_operand",
            # what the functions return
            "Answer", "BatchLine", "Matrix", "Diff", "Column", "Check", "Explanation", "ExpectReport", "Expectation",
-           "ExprResult", "Order", "Ruleset", "Report", "FileCheck", "CastPlan", "Outcome", "CastReport",
-           "RescaleReport", "DType", "DTYPES", "Operand",
-           "PromoteError", "Refusal", "RuleDefect", "RuleFileError", "UsageError"]
+           "ExprResult", "Order", "Ruleset", "Report", "FileCheck", "CastRequest", "CastPlan", "Outcome",
+           "CastReport", "CastTotals", "RescaleReport", "DType", "DTYPES", "Operand",
+           "PromoteError", "Refusal", "RuleDefect", "RuleFileError", "RulesHidden", "UsageError"]
 
 #: names loaded on first use, each from its module (`MODULE.NAME`): the engine is not loaded by commands that
 #: answer no query (cast, rescale), and the numeric parts load numpy and ml_dtypes
@@ -61,9 +61,11 @@ LAZY = {
     "Report": "promote_cli.probes.recordings.Report",
     "cast_array": "promote_cli.numerics.cast.cast_array",
     "cast_file": "promote_cli.arrayio.castfile.cast_file",  # a .npy file, streamed
+    "CastRequest": "promote_cli.numerics.legality.CastRequest",
     "CastPlan": "promote_cli.arrayio.castfile.CastPlan",
     "Outcome": "promote_cli.arrayio.castfile.Outcome",
     "CastReport": "promote_cli.arrayio.castfile.CastReport",
+    "CastTotals": "promote_cli.arrayio.castfile.CastTotals",
     "rescale_array": "promote_cli.numerics.rescale.rescale_array",
     "rescale_file": "promote_cli.arrayio.rescalefile.rescale_file",  # TOSA RESCALE of a .npy file, streamed
     "RescaleReport": "promote_cli.arrayio.rescalefile.RescaleReport",
@@ -272,10 +274,10 @@ def explain(framework: str, a, b=None, op: str = "add", options: dict | None = N
 
 
 def expect(path_or_lines, source: str | None = None) -> ExpectReport:
-    """Check an expect file (a path) or its lines: each `FRAMEWORK[:KEY=VALUE,...] A B [OP] -> RESULT` line is
-    asked and compared (an `ExpectReport` of `Expectation`s); `#` comments and blank lines are skipped. A
-    malformed line, or one that cannot be asked (unknown framework, dtype, op or option), is a UsageError naming
-    its line number."""
+    """Check an expect file (a path, its bytes, or its lines): each `FRAMEWORK[:KEY=VALUE,...] A [B [C ...]] [OP] ->
+    RESULT` line is asked and compared (three or more operands as `query_n` asks them; an `ExpectReport` of
+    `Expectation`s); `#` comments and blank lines are skipped. A malformed line, one that cannot be asked (unknown
+    framework, dtype, op or option), or bytes that are not UTF-8, is a UsageError naming its line number."""
     from promote_cli.oracle.expect import expect as _expect
 
     return _expect(path_or_lines, source, _ask)
@@ -416,19 +418,22 @@ def validate(paths) -> list[FileCheck]:
     return check_files(paths)
 
 
-def plan_cast(inputs, to: str, *, output=None, from_: str | None = None, force: bool = False) -> CastPlan:
-    """Everything a cast of `.npy` files will do, checked before anything is written: directories expanded
-    to their `*.npy` files, each output decided (`output`, for one input, or `IN.TO.npy`), no file both read
-    and written, no two casts writing one file, only regular files replaced (and only with `force`). A plan
-    (`.items`: a job, or the `Outcome` of an input refused while planning); UsageError for a run refused as a
-    whole. Nothing is written here."""
+def plan_cast(inputs, to, *, output=None, from_=None, mode: str = "tosa", saturate: bool = False,
+              force: bool = False, exclude=()) -> CastPlan:
+    """Everything a cast of `.npy` files will do, checked before anything is written: the cast asked for
+    (`to` and `from_`: any dtype name or alias, or a numpy dtype; `mode`, `saturate`), directories expanded
+    to their `*.npy` files less those an `exclude` glob matches (by name), each output decided (`output`, for
+    one input, or `IN.TO.npy`), no file both read and written, no two casts writing one file, only regular
+    files replaced (and only with `force`), and in a run of several files, each file's type castable to
+    the target. A plan (`.items`: a job, or the `Outcome` of an input refused while planning; `.request`:
+    the cast); UsageError for a run refused as a whole. Nothing is written here."""
     from promote_cli.arrayio import castfile
 
-    return castfile.plan(inputs, to, output=output, from_=from_, force=force)
+    return castfile.plan(inputs, to, output=output, from_=from_, mode=mode, saturate=saturate, force=force,
+                         exclude=exclude)
 
 
-def run_cast(plan, *, to: str, from_: str | None = None, mode: str = "tosa", saturate: bool = False,
-             jobs: int | None = None, progress=None) -> Iterator[Outcome]:
+def run_cast(plan: CastPlan, *, jobs: int | None = None, progress=None) -> Iterator[Outcome]:
     """Run a `plan_cast` plan: yields an `Outcome` per input, in input order (`.report`, a `CastReport`, or
     `.error`). `jobs` files in parallel; `progress(bytes_done)` for a single large file. Each output appears
     atomically when its cast is complete; an interruption leaves the finished ones (`plan.kept()`) and no
@@ -436,11 +441,18 @@ def run_cast(plan, *, to: str, from_: str | None = None, mode: str = "tosa", sat
     from promote_cli.arrayio import atomic, castfile
 
     def outcomes():
-        yield from castfile.run_plan(plan, jobs=jobs, progress=progress, to=castfile.canonical_name(to),
-                                     from_=from_, mode=mode, saturate=saturate)
+        yield from castfile.run_plan(plan, jobs=jobs, progress=progress)
         atomic.check_interrupted()  # a signal that arrived during the last file
 
     return outcomes()
+
+
+def cast_totals(outcomes) -> CastTotals:
+    """The sums over a run's outcomes (a `CastTotals`: `.files`, `.failed`, `.elements`, `.stats`, the bytes):
+    what `promote cast` of several files reports last."""
+    from promote_cli.arrayio.castfile import CastTotals
+
+    return CastTotals.of(outcomes)
 
 
 def defer_signals() -> None:

@@ -37,6 +37,26 @@ class Refusal(PromoteError):
     exit_code = EXIT_NO
 
 
+class RulesHidden(UserWarning):
+    """A rule file earlier on the rules path (a `PROMOTE_RULES_PATH` file) hides another of the same name (a
+    shipped one): every answer for that name is the first file's. Warned once a process per hiding file."""
+
+
+#: how the command line shows the API's warnings while it runs a command (`promote: note: MESSAGE` on stderr);
+#: None: as Python shows warnings (`warnings.warn`)
+show_note = None
+
+
+def warn(warning: Warning) -> None:
+    """Issue a warning of the API: `warnings.warn`, or the command line's note while it runs (`show_note`)."""
+    if show_note is not None:
+        show_note(str(warning))
+        return
+    import warnings
+
+    warnings.warn(warning, stacklevel=3)
+
+
 def one_line(text: str) -> str:
     """`text` on one printable line, as every message of `promote` is: bytes that are not UTF-8
     (a file name's surrogate escapes) as `\\xNN`, control characters as `\\n`, `\\t`, `\\r` or

@@ -44,6 +44,12 @@ def time_limit(seconds: float):
         signal.signal(signal.SIGALRM, old)
 
 
+def error_lines(stderr: str) -> list[str]:
+    """The lines of stderr that are not notes (`promote: note: FILE hides OTHER`, said once beside an error's one
+    line when a rule file on PROMOTE_RULES_PATH shadows a shipped one)."""
+    return [line for line in stderr.splitlines() if not line.startswith("promote: note: ")]
+
+
 def run_cli(*args: str):
     """Run `promote ARGS` in-process: (exit code, stdout, stderr); an unexpected exception is raised."""
     from click.testing import CliRunner

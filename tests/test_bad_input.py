@@ -37,6 +37,20 @@ def test_odd_operands_never_trace(framework):
                 assert len(r.stderr.strip().splitlines()) == 1, (args, r.stderr)
 
 
+@pytest.mark.parametrize("operand, says", [
+    ("0d:", "'0d:' needs a dtype after 0d: (e.g. 0d:i8)"),
+    ("0D: ", "'0D:' needs a dtype after 0d: (e.g. 0d:i8)"),
+    ("weak:", "'weak:' needs a dtype after weak: (e.g. weak:i8)"),
+    ("?", "'?' needs a dtype before ? (e.g. f32?)"),
+    ("py:", "'py:' needs a kind after py: (py:bool, py:int, py:float or py:complex)"),
+])
+def test_a_form_without_its_dtype_says_what_is_missing(operand, says):
+    """`0d:` alone is a form with nothing after it, not an "unknown dtype ''"."""
+    for args in (["query", operand, "u8", "-f", "torch"], ["query", "u8", operand, "-f", "numpy"]):
+        r = run(*args)
+        assert (r.exit_code, r.stderr) == (2, f"promote: {says}\n")
+
+
 @pytest.mark.parametrize("framework", FRAMEWORKS)
 def test_batch_with_odd_lines_answers_every_line(framework):
     lines = [f"{odd} i8" for odd in ODD_OPERANDS if odd.strip() and "\x00" not in odd] + ["i8 i8 i8", "f32 f16"]

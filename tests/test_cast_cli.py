@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -225,12 +226,17 @@ def test_fail_on(tmp_path, values, cond, fails):
     assert (tmp_path / "v.f16.npy").exists()  # the output is still written
 
 
-def test_text_report_is_one_line(weights):
+def test_text_report_is_two_lines_within_100_columns(weights, monkeypatch):
+    """The files and types, then the counts that are not 0 (`exact` always): each line fits 100 columns."""
     p, _ = weights
-    r = run(p, "--to", "f16")
-    lines = r.stdout.strip().splitlines()
-    assert len(lines) == 1
-    assert "exact" in lines[0] and "rounded" in lines[0] and "NaN in" in lines[0]
+    monkeypatch.chdir(p.parent)
+    r = run("w.npy", "--to", "f16")
+    lines = r.stdout.splitlines()
+    assert len(lines) == 2 and max(len(line) for line in lines) <= 100
+    assert lines[0] == "w.npy -> w.f16.npy: f32 -> f16 (tosa), 2112 elements (64x33)"
+    assert lines[1] == "  3 exact, 2106 rounded, 2 overflowed to inf, 1 NaN in"
+    r = run("w.npy", "--to", "i8")
+    assert re.fullmatch(r"  0 exact, \d+ rounded, \d+ saturated, 1 NaN in, 1 unpredictable", r.stdout.splitlines()[1])
 
 
 # --------------------------------------------------------------------------- files
@@ -264,7 +270,7 @@ def test_never_overwrites_input(weights, tmp_path):
 def test_interrupted_cast_leaves_nothing(weights, monkeypatch):
     p, _ = weights
     before = _fingerprint(p)
-    real = tosa_cast.cast_array
+    real = tosa_cast.Converter.__call__
     calls = []
 
     def flaky(*a, **k):
@@ -273,7 +279,7 @@ def test_interrupted_cast_leaves_nothing(weights, monkeypatch):
             raise KeyboardInterrupt
         return real(*a, **k)
 
-    monkeypatch.setattr(tosa_cast, "cast_array", flaky)
+    monkeypatch.setattr(tosa_cast.Converter, "__call__", flaky)
     monkeypatch.setattr(npyio, "DEFAULT_CHUNK_BYTES", 1024)
     with pytest.raises(KeyboardInterrupt):
         castfile.cast_file(p, to="f16", chunk_bytes=1024)
@@ -295,14 +301,14 @@ def test_sigterm_mid_cast_leaves_nothing(weights):
         from promote_cli.numerics import cast as tosa_cast
         from promote_cli.arrayio import npy as npyio
         from promote_cli.cli.commands.cast import cast
-        real = tosa_cast.cast_array
+        real = tosa_cast.Converter.__call__
         n = []
         def slow(*a, **k):
             n.append(1)
             if len(n) == 2:
                 os.kill(os.getpid(), signal.SIGTERM)
             return real(*a, **k)
-        tosa_cast.cast_array = slow
+        tosa_cast.Converter.__call__ = slow
         npyio.DEFAULT_CHUNK_BYTES = 1024
         cast([{str(p)!r}, "--to", "f16"])
         """
@@ -324,8 +330,9 @@ def test_directory_input_parallel_in_order(tmp_path):
     (d / "notes.txt").write_text("ignored")
     r = run(d, "--to", "f16", "--jobs", "2", "--format", "json")
     assert r.exit_code == 0, r.stderr
-    reps = [json.loads(line) for line in r.stdout.splitlines()]
+    *reps, summary = [json.loads(line) for line in r.stdout.splitlines()]
     assert [Path(x["input"]).name for x in reps] == ["a.npy", "b.npy", "c.npy"]
+    assert summary["summary"]["files"] == 3 and summary["summary"]["elements"] == 30
     assert sorted(n for n in os.listdir(d) if n.endswith(".f16.npy")) == ["a.f16.npy", "b.f16.npy", "c.f16.npy"]
     # a second run skips the outputs of the first and needs --force for the rest
     r = run(d, "--to", "f16", "--jobs", "2")
@@ -333,7 +340,7 @@ def test_directory_input_parallel_in_order(tmp_path):
     assert r.stderr.count("--force") == 3
     r = run(d, "--to", "f16", "--force", "--jobs", "1")
     assert r.exit_code == 0
-    assert len(r.stdout.splitlines()) == 3
+    assert len(r.stdout.splitlines()) == 3 * 2 + 2  # two lines a file, two of totals
 
 
 def test_several_inputs_one_bad(tmp_path):
@@ -382,17 +389,17 @@ def test_stream_memory_stays_bounded(tmp_path):
     p = tmp_path / "m.npy"
     np.save(p, np.linspace(-70000, 70000, n, dtype=np.float32))
     seen = []
-    real = tosa_cast.cast_array
+    real = tosa_cast.Converter.__call__
 
-    def spy(x, *a, **k):
+    def spy(self, x, *a, **k):
         seen.append(x.nbytes)
-        return real(x, *a, **k)
+        return real(self, x, *a, **k)
 
-    tosa_cast.cast_array, saved = spy, tosa_cast.cast_array
+    tosa_cast.Converter.__call__ = spy
     try:
         castfile.cast_file(p, tmp_path / "o.npy", to="f16", chunk_bytes=256 << 10)
     finally:
-        tosa_cast.cast_array = saved
+        tosa_cast.Converter.__call__ = real
     assert max(seen) <= 256 << 10
     assert sum(seen) == n * 4
 
@@ -540,13 +547,13 @@ def test_each_process_of_a_split_cast_casts_in_one_thread(tmp_path, monkeypatch)
     split is cast in `cast_array`'s default threads)."""
     _split_everything(monkeypatch)
     seen = []
-    real = tosa_cast.cast_array
+    real = tosa_cast.Converter.__call__
 
-    def cast_array(*a, **kw):
+    def each_chunk(*a, **kw):
         seen.append(kw.get("threads"))
         return real(*a, **kw)
 
-    monkeypatch.setattr(tosa_cast, "cast_array", cast_array)
+    monkeypatch.setattr(tosa_cast.Converter, "__call__", each_chunk)
     p = tmp_path / "w.npy"
     np.save(p, np.arange(3000, dtype=np.float32))
     castfile.cast_file(p, tmp_path / "split.npy", to="f16", chunk_bytes=4000)

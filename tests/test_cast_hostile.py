@@ -523,3 +523,18 @@ def test_interrupted_runs_leave_only_whole_outputs(work):
             assert f"kept {len(outputs)} finished output" in err.decode(), where
         if proc.returncode != 130:
             assert len(outputs) == 3, where
+
+
+def test_a_worker_takes_a_second_sigterm_as_the_first(monkeypatch):
+    """A busy worker defers SIGTERM to its next safe point; the pool's own SIGTERM that follows the
+    parent's (a broken pool terminates every process) must not raise at an arbitrary point, where it
+    could leave a lock the writer thread needs held and the worker's clean-up waiting forever."""
+    from promote_cli.arrayio import atomic, castfile
+
+    monkeypatch.setattr(castfile, "_busy", True)
+    monkeypatch.setattr(atomic, "_pending", None)
+    castfile._worker_sigterm(signal.SIGTERM, None)
+    castfile._worker_sigterm(signal.SIGTERM, None)  # raised Terminated here before
+    assert atomic._pending == signal.SIGTERM
+    with pytest.raises(atomic.Terminated):
+        atomic.check_interrupted()

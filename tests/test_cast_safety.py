@@ -26,6 +26,7 @@ from promote_cli.arrayio import castfile
 from promote_cli.arrayio import npy as npyio
 from promote_cli.cli.commands.cast import cast
 from promote_cli.numerics import cast as tosa_cast
+from promote_cli.numerics.legality import CastRequest
 
 SOURCE = Path(promote_cli.__file__).resolve().parents[1]  # the checkout whose promote_cli is tested
 
@@ -267,13 +268,13 @@ def test_a_file_replaced_after_its_header_was_read_is_not_mixed(tmp_path, monkey
     a = f32(tmp_path / "a.npy", np.arange(1000, dtype=np.float32))
     b = tmp_path / "b.npy"
     np.save(b, np.full(1000, 7.0, np.float32))
-    real = tosa_cast.check_pair  # called between reading the header and reading the data
+    real = CastRequest.check  # called between reading the header and reading the data
 
     def swap(*args, **kw):
         os.replace(b, a)
         return real(*args, **kw)
 
-    monkeypatch.setattr(tosa_cast, "check_pair", swap)
+    monkeypatch.setattr(CastRequest, "check", swap)
     r = run(a, "--to", "f16", "-o", tmp_path / "o.npy")
     # never a mix: the cast of the file whose header was read, or an error and no output
     if r.exit_code == 0:
@@ -286,7 +287,7 @@ def test_a_file_replaced_after_its_header_was_read_is_not_mixed(tmp_path, monkey
 
 def test_a_file_changed_in_place_while_read_is_an_error(tmp_path, monkeypatch):
     a = f32(tmp_path / "a.npy", np.arange(1000, dtype=np.float32))
-    real = tosa_cast.check_pair
+    real = CastRequest.check
 
     def scribble(*args, **kw):
         with open(a, "r+b") as fp:
@@ -294,7 +295,7 @@ def test_a_file_changed_in_place_while_read_is_an_error(tmp_path, monkeypatch):
             fp.write(np.float32([1e9, 1e9]).tobytes())
         return real(*args, **kw)
 
-    monkeypatch.setattr(tosa_cast, "check_pair", scribble)
+    monkeypatch.setattr(CastRequest, "check", scribble)
     err = one_line_error(run(a, "--to", "f16"))
     assert "changed while being read" in err
     assert not (tmp_path / "a.f16.npy").exists()
@@ -360,7 +361,7 @@ def test_a_non_utf8_name_is_shown_escaped(tmp_path):
     proc = _promote(name, "--to", "f16", cwd=tmp_path)
     out = proc.stdout.decode("utf-8")
     assert proc.returncode == 0, proc.stderr
-    assert out.count("\n") == 1 and "w\\xff\\n.npy -> w\\xff\\n.f16.npy" in out
+    assert out.count("\n") == 2 and "w\\xff\\n.npy -> w\\xff\\n.f16.npy" in out
     proc = _promote(name, "--to", "f16", cwd=tmp_path)  # exists: a one-line error, still escaped
     err = proc.stderr.decode("utf-8")
     assert proc.returncode == 2 and err.count("\n") == 1 and "w\\xff\\n.f16.npy" in err
@@ -412,7 +413,7 @@ def test_a_full_disk_names_the_output_never_the_input_or_a_temporary_file(tmp_pa
 def test_an_interrupted_run_says_which_outputs_it_kept(tmp_path, monkeypatch):
     for name in "abc":
         f32(tmp_path / f"{name}.npy")
-    real = tosa_cast.cast_array
+    real = tosa_cast.Converter.__call__
     calls = []
 
     def interrupt_third_file(*a, **k):
@@ -421,7 +422,7 @@ def test_an_interrupted_run_says_which_outputs_it_kept(tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return real(*a, **k)
 
-    monkeypatch.setattr(tosa_cast, "cast_array", interrupt_third_file)
+    monkeypatch.setattr(tosa_cast.Converter, "__call__", interrupt_third_file)
     r = CliRunner().invoke(cast, [str(tmp_path), "--to", "f16", "-j", "1"])
     assert r.exit_code == 130
     err = r.stderr.splitlines()[-1]

@@ -122,7 +122,7 @@ def files(tmp_path):
     rng = np.random.default_rng(1)
     for i in range(4):
         np.save(tmp_path / f"m{i}.npy", rng.standard_normal(300_000).astype(np.float32))
-    np.save(tmp_path / "ints.npy", np.arange(10, dtype=np.int64))
+    (tmp_path / "bad.npy").write_bytes(b"not an array")
     return tmp_path
 
 
@@ -147,7 +147,7 @@ def test_one_file_report_is_printed_on_its_own_lines_not_onto_the_bar(files, ent
 
 @ENTRIES
 def test_several_files_count_files_and_name_the_file_a_refusal_concerns(files, entry):
-    args = ["cast", "m0.npy", "m1.npy", "ints.npy", "m2.npy", "m3.npy", "--to", "f16", "-j", "1"]
+    args = ["cast", "m0.npy", "m1.npy", "bad.npy", "m2.npy", "m3.npy", "--to", "f16", "-j", "1"]
     code, raw = on_terminal(args, files, entry)
     assert code == 2, raw
     assert f"cast {files_done(0, 5)}" in raw and f"cast {files_done(4, 5)}" in raw and "bytes" not in raw
@@ -158,7 +158,7 @@ def test_several_files_count_files_and_name_the_file_a_refusal_concerns(files, e
     reports = [line for line in lines if " -> " in line and line.startswith("m")]
     assert [line.split()[0] for line in reports] == ["m0.npy", "m1.npy", "m2.npy", "m3.npy"]
     refusal = [line for line in lines if line.startswith("promote cast:")]
-    assert refusal and refusal[0].startswith("promote cast: ints.npy: TOSA CAST does not define i64 -> f16"), lines
+    assert refusal and refusal[0].startswith("promote cast: bad.npy: "), lines
 
 
 def test_files_done_counts_files():

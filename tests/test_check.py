@@ -258,3 +258,27 @@ def test_the_opbase_notes_count_the_pairs_the_check_finds():
     stated = [int(m.group(1)) for note in rs.notes for m in [re.match(r"(\d+) pairs depend on operand order", note)]
               if m]
     assert stated == [_finding(promote_cli.check("cann@opbase"), "commutative").count]
+
+
+@pytest.fixture
+def tiny(tmp_path, monkeypatch):
+    """Write tiny rule files (NAME -> (types, result)) on PROMOTE_RULES_PATH."""
+    def write(**files):
+        for name, (types, result) in files.items():
+            (tmp_path / f"{name}.toml").write_text(f'name = "{name}"\nversion = "1"\ntypes = {json.dumps(types)}\n'
+                                                   f'[[rules]]\nname = "r"\nresult = "{result}"\n')
+        monkeypatch.setenv("PROMOTE_RULES_PATH", str(tmp_path))
+        registry.clear_cache()
+    yield write
+    registry.clear_cache()
+
+
+def test_counts_of_one_are_said_in_english(tiny):
+    """Not `1 operands`, `1 pairs`, `1 triples`, `1 of 1 results cannot hold`."""
+    tiny(one=(["i8"], "a"), lossy=(["i8", "u8"], "u8"))
+    out = run_cli("check", "-f", "one")[1].splitlines()
+    assert out[:4] == ["one@1: 1 operand (tensors); ops add; options none", "add: commutative: yes (0 pairs)",
+                       "add: associative: yes (1 triple)", "add: lossless: yes (1 result)"]
+    out = run_cli("check", "-f", "lossy")[1]
+    assert "add: commutative: yes (1 pair)" in out
+    assert "add: lossless: no: 2 of 3 results cannot hold every value of both operands exactly" in out

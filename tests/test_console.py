@@ -49,13 +49,16 @@ def test_the_click_path_ends_as_python_does():
 
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_a_fast_cast_of_many_files_prints_every_report(tmp_path, fmt):
-    """Forty reports (several pipe buffers of JSON), then the exit: all of them arrive, each output file whole."""
+    """Forty reports (several pipe buffers of JSON) and the totals, then the exit: all of them arrive, each output
+    file whole."""
     for i in range(40):
         np.save(tmp_path / f"w{i:02}.npy", np.arange(1000 + i, dtype=np.float32) / 7)
     r = _run(["cast", str(tmp_path), "--to", "bf16", "--format", fmt, "-j", "2"])
     assert r.returncode == 0 and "TEARDOWN" not in r.stderr and r.stderr == ""
     lines = r.stdout.splitlines()
-    assert len(lines) == 40 and all(f"w{i:02}.npy" in line for i, line in enumerate(lines))
+    per_file, totals = (lines[:-2:2], lines[-2:]) if fmt == "text" else (lines[:-1], lines[-1:])
+    assert len(per_file) == 40 and all(f"w{i:02}.npy" in line for i, line in enumerate(per_file))
+    assert len(lines) == len(per_file) * (2 if fmt == "text" else 1) + len(totals) and "40" in totals[0]
     for i in range(40):
         y = npyio.read_npy(tmp_path / f"w{i:02}.bf16.npy")
         assert y.shape == (1000 + i,) and y.dtype.itemsize == 2
@@ -67,7 +70,7 @@ def test_a_fast_cast_into_a_file_and_a_failing_one(tmp_path):
     with open(log, "w") as out:
         r = subprocess.run([sys.executable, "-m", "promote_cli", "cast", str(tmp_path / "w.npy"), "--to", "f16"],
                            stdout=out, stderr=subprocess.PIPE, text=True)
-    assert r.returncode == 0 and log.read_text().count("\n") == 1 and "w.f16.npy" in log.read_text()
+    assert r.returncode == 0 and log.read_text().count("\n") == 2 and "w.f16.npy" in log.read_text()
     again = _run(["cast", str(tmp_path / "w.npy"), "--to", "f16"])   # the output exists: exit 2, one line
     assert again.returncode == 2 and again.stderr.count("\n") == 1 and "TEARDOWN" not in again.stderr
 

@@ -91,6 +91,19 @@ def test_text_formats_keep_stdout_to_the_rows_and_put_the_summary_on_stderr(fmt)
                    f"that another answers, {s['type_absent']} with a type a side lacks\n")
 
 
+@pytest.mark.parametrize("types, says, titled", [
+    ("bool", "the 1 cell agrees", "the 1 cell does not differ"),
+    ("u64", "the 1 cell differs: 1 refused by a side that another answers", "the 1 cell differs"),
+    ("bool,u64", "1 of 4 cells differ: 1 refused by a side that another answers", "1 of 4 cells differ"),
+])
+def test_a_diff_of_one_cell_is_said_in_english(types, says, titled):
+    """Not `all 1 cells agree`, nor `0 of 1 cells differ` in a picture's title."""
+    code, out, err = run_cli("table", "--diff", "cann", "torch", "--types", types, "--format", "csv")
+    assert (code, err) == (0, f"cann@8.0 vs torch@2.13 (add): {says}\n")
+    code, out, err = run_cli("table", "--diff", "cann", "torch", "--types", types, "--svg", "-")
+    assert code == 0 and f"  ·  {titled}</title>" in out
+
+
 def test_no_difference_prints_no_rows_and_says_so():
     code, out, err = run_cli("table", "--diff", "cann", "cann@8.0", "--format", "csv", "--exit-code")
     n = len(promote_cli.dtypes("cann"))

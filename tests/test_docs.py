@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 doc_examples = load_tool("doc_examples")
 
 DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
-WITH_EXAMPLES = [p for p in DOCS if doc_examples.steps(p) or doc_examples.glob_problems(p)
+WITH_EXAMPLES = [p for p in DOCS if doc_examples.steps(p) or doc_examples.shell_line_problems(p)
                  or "```sh" in p.read_text(encoding="utf-8")]
 
 
@@ -72,7 +72,8 @@ count = 4
 
 ```console
 $ promote cast w.npy --to f16
-w.npy -> w.f16.npy: f32 -> f16 (tosa), 4 elements (4): 4 exact, 0 rounded, 0 overflowed (0 to inf, 0 to NaN, 0 saturated, 0 wrapped), 0 NaN in, 0 subnormal out, 0 unpredictable
+w.npy -> w.f16.npy: f32 -> f16 (tosa), 4 elements (4)
+  4 exact
 $ promote validate rules/cann.toml
 rules/cann.toml: ok (cann@8.0)
 ```
@@ -125,36 +126,80 @@ query("cann", "s8", "u8").result      # the comment is prose here, not a value
     assert "does not parse" in doc_examples.check(broken)[0]
 
 
-@pytest.mark.parametrize("command, bad", [
-    ("promote query f32? i8 -f anvil", ["?"]),
-    ("promote query f64 py:complex -f paddle --op *", ["*"]),
-    ("promote query i8 u8 -f tosa --op **", ["*", "*"]),
-    ("pip install .[test]", ["["]),
-    ("promote query 'f32?' i8 -f anvil", []),
-    ('promote query "f32?" i8 --op \\* -f anvil', []),
-    ("promote query i8 u8 -f paddle --op '**'", []),
-    ("promote table -f cann   # every cell? yes", []),
+def _found(problems: list[str]) -> list[str]:
+    """The characters (or operators) the problems name, or "quote" for an unclosed one."""
+    return [p.split("'")[1] if "unquoted" in p else "quote" for p in problems]
+
+
+#: what a shell reads in each command: the unquoted characters or operators, or "quote" (an unclosed one)
+SHELL_READS = {
+    "?": ["promote query f32? i8 -f anvil"],
+    "*": ["promote query f64 py:complex -f paddle --op *"],
+    "* *": ["promote query i8 u8 -f tosa --op **"],
+    "[": ["pip install .[test]"],
+    "<": ["promote query py:int f8e4m3 -f paddle --op <"],
+    "&": ["promote query i32 py:int -f paddle --op &"],
+    "|": ["promote query i8 u8 -f numpy --op |"],
+    ">> <<": ["promote query i8 u8 -f numpy --op >> --op <<"],
+    ";": ["promote query i8 u8 -f numpy; echo"],
+    "&&": ["promote query i8 u8 -f numpy && echo done"],
+    "( )": ["promote expr (x:i8 + 1) -f numpy"],
+    "$": ["promote query $A u8 -f numpy", 'promote query "$A" u8 -f numpy'],
+    "`": ["promote query `echo i8` u8"],
+    "~": ["promote validate ~/mine.toml"],
+    "quote": ["promote query 'i8 u8", 'promote expr "x:i8 + 1 -f numpy', "promote query i8 u8\\"],
+    "": ["promote query 'f32?' i8 -f anvil", 'promote query "f32?" i8 --op \\* -f anvil',
+         "promote query i8 u8 -f paddle --op '**'", "promote table -f cann   # every cell? yes; a | b & c",
+         "promote query i32 py:int -f paddle --op '&' --op '<'", "promote query '$A' u8 -f numpy",
+         "promote validate a~b.toml", "promote query i8 u8 -f numpy --op \\< --op a\\&b"],
+}
+
+
+@pytest.mark.parametrize("command, bad", [(c, bad) for bad, commands in SHELL_READS.items() for c in commands])
+def test_a_command_is_read_as_a_shell_reads_it(command, bad):
+    assert _found(doc_examples.shell_problems(command)) == bad.split()
+
+
+@pytest.mark.parametrize("command, runs, feeds, bad", [
+    ("promote query --batch -f cann < pairs.txt", True, True, []),
+    ("promote query --batch -f cann < pairs.txt", True, False, ["<"]),   # a console fence does not feed files
+    ("promote query --batch -f cann <", True, True, ["<"]),               # no file: a syntax error
+    ("promote table -f cann > t.txt", True, True, [">"]),                 # the runner does not write stdout to files
+    ("python3 -m venv .venv && .venv/bin/pip install '.[test]'", False, True, []),
+    ("python3 -m venv .venv && .venv/bin/pip install .[test]", False, True, ["["]),
+    ("make docs | tee log > out.txt", False, True, []),
+    ("make docs &", False, True, ["&"]),
+    ("make docs &&", False, True, ["&&"]),
+    ("&& make docs", False, True, ["&&"]),
+    ("(cd docs; make)", False, True, ["(", ")"]),
 ])
-def test_unquoted_glob_characters_are_found(command, bad):
-    assert doc_examples.unquoted_globs(command) == bad
+def test_setting_up_lines_may_join_commands_and_redirect(command, runs, feeds, bad):
+    assert _found(doc_examples.shell_problems(command, runs=runs, feeds=feeds)) == bad
 
 
-def test_the_doc_runner_flags_unquoted_globs_in_console_and_shell_fences(tmp_path):
+def test_the_doc_runner_flags_shell_syntax_in_console_and_shell_fences(tmp_path):
     doc = _page(tmp_path, """
 ```console
 $ promote query f32? i8 -f anvil
 weak:f32
+$ promote query i32 i32 -f paddle --op &
+i32
 ```
 
 ```sh
 promote query i8 u8 -f tosa --op *    # multiplies
 promote query i8 u8 -f tosa --op '*'
+promote query i8 u8 -f paddle --op <
 ```
 """)
     problems = doc_examples.check(doc)
-    assert len(problems) == 2, problems
-    assert "page.md:3: `promote query f32? i8 -f anvil` holds an unquoted '?'" in problems[0]
-    assert "page.md:8: `promote query i8 u8 -f tosa --op *    # multiplies` holds an unquoted '*'" in problems[1]
+    assert len(problems) == 4, problems
+    assert "page.md:3: `promote query f32? i8 -f anvil` holds an unquoted '?', which a shell expands" in problems[0]
+    assert "page.md:5: `promote query i32 i32 -f paddle --op &` holds an unquoted '&', which a shell reads as" \
+        in problems[1]
+    assert "page.md:10: `promote query i8 u8 -f tosa --op *    # multiplies` holds an unquoted '*'" in problems[2]
+    assert "page.md:12: `promote query i8 u8 -f paddle --op <` holds an unquoted '<', which a shell reads as a " \
+        "redirection: quote it" in problems[3]
 
 
 def test_the_commands_of_a_sh_fence_must_answer(tmp_path):

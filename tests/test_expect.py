@@ -31,7 +31,7 @@ def test_every_example_line_is_what_the_framework_answered():
     """Each line of the example is a recorded answer of the real framework (not the oracle's own)."""
     recordings = {}
     for path in RECORDINGS.glob("*.json"):
-        if path.name.startswith("expr-"):  # expression recordings have no pair cases
+        if path.name.startswith(("expr-", "ops-")):  # expression and op recordings have no pair cases
             continue
         data = json.loads(path.read_text())
         recordings[data["ruleset"]] = data
@@ -72,6 +72,19 @@ def test_lines_in_python_and_aliases():
     assert not report.mismatches and [e.expected for e in report.checked] == ["i16", "f32"]
 
 
+def test_a_line_with_three_operands_is_asked_as_query_n():
+    """`torch 0d:i64 0d:i8 u8 -> u8` is three operands (as `promote query 0d:i64 0d:i8 u8` asks them), not an op
+    named u8; an op may still follow them."""
+    report = promote_cli.expect(["torch 0d:i64 0d:i8 u8 -> u8", "torch 0d:i64 0d:i8 u8 result_type -> u8",
+                                 "torch i8 u8 i16 -> i32", "cann i8 u8 mul -> i16"])
+    assert [(e.a, e.b, e.operands[2:], e.op) for e in report.checked] == [
+        ("0d:i64", "0d:i8", ("u8",), "add"), ("0d:i64", "0d:i8", ("u8",), "result_type"),
+        ("i8", "u8", ("i16",), "add"), ("i8", "u8", (), "mul")]
+    want = promote_cli.query_n("torch", ["0d:i64", "0d:i8", "u8"]).result
+    assert want == "u8" != promote_cli.query("torch", promote_cli.query("torch", "0d:i64", "0d:i8").result, "u8").result
+    assert [e.line for e in report.mismatches] == [3] and report.mismatches[0].got == "i16"
+
+
 @pytest.mark.parametrize("line,message", [
     ("cann i8 u8 i16", "expected 'FRAMEWORK"),
     ("cann i8 -> i16", "expected 'FRAMEWORK"),
@@ -82,6 +95,8 @@ def test_lines_in_python_and_aliases():
     ("cann i8 u8 -> bogus", "unknown dtype 'bogus'"),
     ("openvino:nope=1 i8 u8 -> i16", "no option 'nope'"),
     ("cann i8 u8 nosuchop -> i16", "no op 'nosuchop'"),
+    ("cann i8 u8 i16 nosuchop -> i16", "no op 'nosuchop'"),
+    ("cann i8 u8 i16 bogus nosuchop -> i16", "unknown dtype 'bogus'"),
 ])
 def test_a_malformed_line_is_a_usage_error_with_its_line_number(tmp_path, line, message):
     with pytest.raises(UsageError, match=f"<lines>:2: .*{message}"):
@@ -95,11 +110,16 @@ def test_a_malformed_line_is_a_usage_error_with_its_line_number(tmp_path, line, 
 def test_unreadable_input_and_stdin(tmp_path):
     code, _, err = run_cli("expect", str(tmp_path / "missing.expect"))
     assert code == 2 and err == f"promote: {tmp_path / 'missing.expect'}: cannot read: No such file or directory\n"
-    (tmp_path / "latin1.expect").write_bytes(b"cann i8 u8 -> i16 # caf\xe9\n")
-    assert run_cli("expect", str(tmp_path / "latin1.expect"))[0] == 2
+    data = b"cann i8 u8 -> i16\ncann i8 u8 -> i16 # caf\xe9\n"
+    (tmp_path / "latin1.expect").write_bytes(data)
+    assert run_cli("expect", str(tmp_path / "latin1.expect")) == (
+        2, "", f"promote: {tmp_path / 'latin1.expect'}:2: not UTF-8 (byte 0xe9 at offset {data.index(0xe9)})\n")
     from click.testing import CliRunner
 
     from promote_cli.cli import main
 
     r = CliRunner().invoke(main, ["expect", "-"], input="cann i8 u8 -> i16\n")
-    assert r.exit_code == 0 and r.stdout == "<stdin>: 1 of 1 expectations hold\n"
+    assert r.exit_code == 0 and r.stdout == "<stdin>: the 1 expectation holds\n"  # not "1 of 1 expectations"
+    r = CliRunner().invoke(main, ["expect", "-"], input=b"\xffcann i8 u8 -> i16\n")
+    assert (r.exit_code, r.stdout, r.stderr) == (2, "", "promote: <stdin>:1: not UTF-8 (byte 0xff at offset 0)\n")
+

@@ -339,6 +339,18 @@ def _generated(rng, depth=0) -> str:
     return f"where({_generated(rng, depth + 1)} < 1, {_generated(rng, depth + 1)}, {_generated(rng, depth + 1)})"
 
 
+def test_explain_names_the_op_an_operator_is_promoted_as():
+    """torch's `*` is promoted as `+` (its [expressions] say so): the row says `* (promoted as +)`, not `+`."""
+    code, out, _ = run_cli("expr", "x:i8 * y:u8 + x:i8", "-f", "torch", "--explain")
+    rows = {line.split("  ")[1].strip(): line for line in out.splitlines()[2:]}
+    assert code == 0 and "torch@2.13 * (promoted as +): same category" in rows["x:i8 * y:u8"]
+    assert "torch@2.13 +: same category" in rows["x:i8 * y:u8 + x:i8"]
+    data = json.loads(run_cli("expr", "x:i8 * y:u8", "-f", "torch", "--format", "json")[1])
+    assert data["tree"]["rule"] == "torch@2.13 * (promoted as +): same category"
+    code, out, _ = run_cli("expr", "x:i8 * y:u8", "-f", "cann", "--explain")
+    assert code == 0 and "cann@8.0 *: table" in out  # cann asks `*` as its own op
+
+
 @pytest.mark.parametrize("fw", ["jax", "numpy", "torch", "paddle", "tensorflow", "array-api", "anvil", "tosa",
                                 "openvino", "cann"])
 def test_generated_expressions_never_meet_a_rule_defect(fw):

@@ -224,6 +224,7 @@ def test_a_hostile_entry_is_ignored_compiled_again_and_rewritten(cache, monkeypa
     assert _answers("openvino") == good and calls == []  # the rewritten entry serves
 
 
+@pytest.mark.filterwarnings("ignore::promote_cli.errors.RulesHidden")  # the copy hides openvino.toml, knowingly
 def test_a_changed_rule_file_or_compiler_is_compiled_again(cache, tmp_path, monkeypatch):
     rules = tmp_path / "rules"
     rules.mkdir()
@@ -250,6 +251,7 @@ def test_a_changed_rule_file_or_compiler_is_compiled_again(cache, tmp_path, monk
     assert calls and json.loads(_entry_of(cache, path).read_text())["format"].endswith("/another-stamp")
 
 
+@pytest.mark.filterwarnings("ignore::promote_cli.errors.RulesHidden")  # the copies hide the shipped files
 def test_a_changed_base_file_compiles_the_file_that_extends_it_again(cache, tmp_path, monkeypatch):
     rules = tmp_path / "rules"
     rules.mkdir()

@@ -29,6 +29,7 @@ SIMPLE = [
     ["cast", "a.npy", "--to", "f16"],  # with the output there already (below): refused, exit 2
     ["cast", "missing.npy", "--to", "f16"],
     ["cast", "a.npy", "--to", "nope"],
+    ["cast", "d", "--exclude", "n.npy", "--to", "f16", "--exclude", "z*.npy", "--format", "json"],
 ]
 
 #: invocations the Click path handles (each must still do the same either way)
@@ -53,6 +54,8 @@ EDGES = [
     {"argv": ["cast", "a.npy", "--to", "f16", "--", "b.npy"]},
     {"argv": ["cast", "-", "--to", "f16"]},
     {"argv": ["cast", "a.npy", "--to", "f16", "-o", "-x.npy"]},
+    {"argv": ["cast", "a.npy", "--to", "f16", "-o", "-"]},
+    {"argv": ["cast", "a.npy", "--to", "f16", "--exclude", "-"]},
     {"argv": ["cast", "a.npy", "--to", "-f16"]},
     {"argv": ["cast", "a.npy", "--to", "f16", "--force", "--force"]},
     {"argv": ["cast", "a.npy", "--to", "f16", "--to", "bf16"]},
@@ -115,6 +118,8 @@ def _generated(count: int, seed: int) -> list[dict]:
             options.append(["--fail-on", rng.choice(["overflow", "inexact", "nan"])])
         if rng.random() < 0.3:
             options.append([rng.choice(["-j", "--jobs"]), rng.choice(["1", "2", "3"])])
+        if rng.random() < 0.1:
+            options.append(["--exclude", rng.choice(["n.npy", "[xy].npy", "*.npy", "a*"])])
         groups = [[word] for word in inputs]
         for option in options:  # anywhere among the inputs (which keep their order)
             groups.insert(rng.randrange(len(groups) + 1), option)
@@ -257,7 +262,7 @@ def test_the_fast_path_runs_the_common_shapes_and_leaves_the_rest(compared):
     by_code = {code: sum(1 for r in generated if r["code"] == code) for code in (0, 1, 2)}
     assert min(by_code.values()) >= 15, by_code  # casts, --fail-on hits and errors all among them
     assert sum('"failed_on"' in r["out"] for r in generated) >= 15  # json reports too
-    assert sum(len(r["out"].splitlines()) > 1 for r in generated) >= 15  # and runs of several files
+    assert sum("total: " in r["out"] or '"summary"' in r["out"] for r in generated) >= 15  # and runs of several files
 
 
 def test_a_simple_cast_writes_what_it_says(compared):
@@ -265,11 +270,15 @@ def test_a_simple_cast_writes_what_it_says(compared):
     _, fast, _ = compared
     first = fast[0]
     assert first["code"] == 0 and first["err"] == "" and "b.f16.npy" in first["files"]
-    assert first["out"].startswith("b.npy -> b.f16.npy: f32 -> f16 (tosa), 16 elements (16): 16 exact, 0 rounded")
+    assert first["out"] == "b.npy -> b.f16.npy: f32 -> f16 (tosa), 16 elements (16)\n  16 exact\n"
     assert json.loads(fast[2]["out"])["to"] == "f8e4m3" and "new.npy" in fast[2]["files"]
-    assert len(fast[3]["out"].splitlines()) == 2 and fast[3]["code"] == 2  # d/n.npy holds i64: no i64 -> f16
+    assert fast[3]["out"] == "" and fast[3]["code"] == 2  # d/n.npy holds i64: no i64 -> f16, so nothing is cast
     assert fast[3]["err"].startswith("promote cast: d/n.npy: TOSA CAST does not define i64 -> f16")
-    assert {"d/x.f16.npy", "d/y.f16.npy"} <= set(fast[3]["files"]) and "d/n.f16.npy" not in fast[3]["files"]
+    assert fast[3]["err"].endswith("; nothing written (leave it out with --exclude n.npy)\n")
+    assert not [f for f in fast[3]["files"] if f.startswith("d/") and f.endswith(".f16.npy")]
+    *reports, summary = map(json.loads, fast[10]["out"].splitlines())  # the same, n.npy left out
+    assert [r["input"] for r in reports] == ["d/x.npy", "d/y.npy"] and fast[10]["code"] == 0
+    assert summary["summary"]["files"] == 2 and summary["summary"]["elements"] == 54
     assert fast[4]["code"] == 1 and "a.npy: --fail-on inexact, nan" in fast[4]["err"]
     assert fast[7]["err"] == "promote cast: a.f16.npy: already exists (use --force to overwrite)\n"
     assert (fast[8]["code"], fast[9]["code"]) == (2, 2)

@@ -59,9 +59,9 @@ def test_file_reports_render_through_the_formats_with_their_paths_on_one_line(tm
     assert text.endswith("saturated (0 low, 0 high)\n") and text.count("\n") == 1 and "a\\nb.npy" in text
     assert json.loads(formats.get("json").rescale_report(rescaled))["input"] == str(odd)
     plan = promote_cli.plan_cast([odd], "f32")
-    (outcome,) = list(promote_cli.run_cast(plan, to="f32"))
+    (outcome,) = list(promote_cli.run_cast(plan))
     text = formats.get("text").cast_outcome(outcome, [])
-    assert text.count("\n") == 1 and "a\\nb.npy -> " in text and ": i32 -> f32 (tosa), 8 elements (8)" in text
+    assert text.count("\n") == 2 and "a\\nb.npy -> " in text and ": i32 -> f32 (tosa), 8 elements (8)\n  8 exact\n" in text
     data = json.loads(formats.get("json").cast_outcome(outcome, ["inexact"]))
     assert data["input"] == str(odd) and data["failed_on"] == ["inexact"]
     for name in ("csv", "markdown"):
@@ -74,7 +74,7 @@ def test_file_reports_render_through_the_formats_with_their_paths_on_one_line(tm
 #: what each command prints through the format interface (the `Format` methods it calls)
 PAYLOADS = {"query": {"answer", "batch_line"}, "table": {"matrix", "diff", "records"}, "expr": {"expression"},
             "explain": {"explanation"}, "expect": {"expectations"}, "check": {"check"}, "lattice": {"order"},
-            "cast": {"cast_outcome"}, "rescale": {"rescale_report", "records"}, "verify": {"report"},
+            "cast": {"cast_outcome", "cast_summary"}, "rescale": {"rescale_report", "records"}, "verify": {"report"},
             "validate": {"validation"}, "frameworks": {"records"}, "dtypes": {"records"},
             "ops": {"records"}}
 #: formats a command offers through options of their own rather than --format (`table --svg FILE`)
@@ -150,3 +150,17 @@ def test_frameworks_verbose_shows_options_operators_and_notes_in_every_listing_f
 def test_frameworks_json_carries_what_verbose_shows():
     (record,) = json.loads(run_cli("frameworks", "-v", "-f", "openvino", "--format", "json")[1])
     assert record["options"]["promote_unsafe"] is False and record["notes"] and record["expressions"]["operators"]
+
+
+@pytest.mark.parametrize("k, n, noun, verb, said", [
+    (1, 1, "cell", "agree", "the 1 cell agrees"),
+    (0, 1, "case", "agree", "the 1 case does not agree"),
+    (1, 1, "pair", "depend on the operands' order", "the 1 pair depends on the operands' order"),
+    (1, 1, "result", "cannot hold every value", "the 1 result cannot hold every value"),
+    (1, 4, "cell", "differ", "1 of 4 cells differ"),
+    (3, 3, "expectation", "hold", "3 of 3 expectations hold"),
+])
+def test_a_tally_is_english_for_a_count_of_one(k, n, noun, verb, said):
+    from promote_cli.formats import tally
+
+    assert tally(k, n, noun, verb) == said

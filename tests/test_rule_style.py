@@ -145,3 +145,31 @@ def test_kinds_are_named_not_numbered(path):
                     for call in ast.walk(node.left)):
                 numbered.append(f"{where}: {normal(text)}")
     assert not numbered, "\n".join(numbered)
+
+
+MESSAGE_KEYS = ("refuse", "reason", "refuse_message", "condition_refuse", "unsupported_type", "literal_range_message")
+
+
+def messages(raw, where=""):
+    """(where, text) of every message a rule file writes out (a `{ message = NAME }` reference is not one)."""
+    if isinstance(raw, dict):
+        for key, value in raw.items():
+            inside = f"{where}.{key}" if where else str(key)
+            if key in MESSAGE_KEYS and isinstance(value, str) and value:
+                yield inside, value
+            else:
+                yield from messages(value, inside)
+    elif isinstance(raw, list):
+        for index, item in enumerate(raw):
+            yield from messages(item, f"{where}[{index}]")
+
+
+@pytest.mark.parametrize("path", FILES, ids=lambda p: p.name)
+def test_no_message_is_written_twice(path):
+    """A message said in two places is written once: in `[messages]`, or in an `[expressions]` group."""
+    first, twice = {}, []
+    for where, text in messages(read_toml(path)):
+        if text in first:
+            twice.append(f"{where} repeats {first[text]}: {text!r}")
+        first.setdefault(text, where)
+    assert not twice, "\n".join(twice)

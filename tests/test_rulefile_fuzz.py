@@ -24,7 +24,7 @@ from promote_cli.errors import PromoteError
 from promote_cli.oracle import registry
 from promote_cli.oracle.engine import answer
 from promote_cli.oracle.loader import merge
-from support import time_limit
+from support import error_lines, time_limit
 
 RULES = sorted((Path(__file__).resolve().parent.parent / "rules").glob("*.toml"))
 CASES_PER_FILE = 150  # x every shipped file (8 now): over 1,000 mutated files per run
@@ -188,7 +188,7 @@ def _cli_check(result, args) -> None:
     assert result.exception is None or isinstance(result.exception, SystemExit), (args, repr(result.exception))
     assert result.exit_code in (0, 1, 2), (args, result.exit_code, result.stderr)
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr, (args, result.stderr)
-    lines = result.stderr.splitlines()
+    lines = error_lines(result.stderr)  # the mutant hides its shipped file: a note beside an error's one line
     if args[0] == "expr" and len(lines) == 3 and "column" in lines[0]:
         lines = lines[:1]  # the documented caret form
     if args[0] == "lattice" and result.exit_code == 1 and {"dot", "mermaid"} & set(args):

@@ -617,6 +617,7 @@ def test_a_message_is_written_once_and_named_where_it_is_said():
 @pytest.mark.parametrize("change, message", [
     (('refuse = { message = "no_pair" }', 'refuse = { message = "nope" }'),
      "rules[0] (bool).refuse.message: 'nope' names no message of this file ([messages]: no_pair)"),
+    (('refuse = { message = "no_pair" }', 'refuse = { message = ["no_pair"] }'), "refuse.message: \"['no_pair']\" names no message"),
     (('refuse = { message = "no_pair" }', 'refuse = { message = "no_pair", extra = 1 }'),
      "rules[0] (bool).refuse.extra: unknown key"),
     (('no_pair = "demo', 'unused = "x"\nno_pair = "demo'), "messages.unused: no message site names it"),

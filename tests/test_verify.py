@@ -64,6 +64,19 @@ def test_a_disagreeing_case_exits_1_and_names_it(fake):
     assert not promote_cli.verify("fake").agrees
 
 
+def test_a_count_of_one_is_said_in_english(fake):
+    """Not `1 of 1 cases agree` but `the 1 case agrees`; a disagreement `on the 1 case`."""
+    fake.answers = {("i8", "u8"): "i16"}
+    fake.record = lambda: {"ruleset": "fake", "package": "fake-package", "version": "1.0",
+                           "cases": [["add", a, b, {}, r, None] for (a, b), r in fake.answers.items()]}
+    r = CliRunner().invoke(main, ["verify", "-f", "fake"])
+    assert r.exit_code == 0 and "fake@1 vs fake-package 1.0: the 1 case agrees" in r.stdout, r.stdout
+    fake.answers = {("i8", "u8"): "i8"}
+    r = CliRunner().invoke(main, ["verify", "-f", "fake"])
+    assert r.exit_code == 1 and "the 1 case does not agree" in r.stdout
+    assert r.stderr.endswith("disagrees with fake-package 1.0 on the 1 case\n"), r.stderr
+
+
 def test_a_failing_probe_check_exits_1(fake):
     fake.bad = ["bits differ at element 7"]
     r = CliRunner().invoke(main, ["verify", "-f", "fake", "--format", "json"])

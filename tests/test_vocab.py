@@ -14,6 +14,7 @@ from pathlib import Path
 import ml_dtypes
 import numpy as np
 import pytest
+from support import run_cli
 
 from promote_cli.errors import UsageError
 from promote_cli.vocab import dtypes, numpy_types
@@ -180,12 +181,46 @@ def test_a_type_added_to_the_data_is_known_without_code(tmp_path):
      "specials"),
     ('[x]\nkind = "complex"\nbits = 8\npart = "y"\ndoc = "d"\n', "part"),
     ('[x]\nkind = "signed"\nbits = 8\n', "missing 'doc'"),
+    ('[uncovered.q]\nis = "a q type"\nspellings = {x = ["q8"]}\n', "needs exactly is, reason and spellings"),
+    ('[uncovered.q]\nis = "a q type"\nreason = "r"\nspellings = {x = ["q8"]}\nextra = 1\n', "needs exactly"),
 ])
 def test_bad_data_is_refused(tmp_path, bad, message):
     path = tmp_path / "bad.toml"
     path.write_text(bad, encoding="utf-8")
     with pytest.raises(ValueError, match=message):
         dtypes.load(path)
+
+
+@pytest.mark.parametrize("name", ["qint8", "quint8", "qint32", "quint4x2", "quint2x4", "torch.qint8", "QUINT8",
+                                  "tf.qint16"])
+def test_quantized_spellings_are_refused_not_read_as_integers(name):
+    """torch.qint8 stores int8 values but is not int8: promote does not cover quantized types (rules/torch.toml)."""
+    with pytest.raises(UsageError, match=rf"^{name.replace('.', '[.]')} is a quantized type; promote does not "
+                                         "cover quantized types$"):
+        lookup(name)
+    assert dtypes.find(name) is None
+    assert not any(name.lower().split(".")[-1] in dtypes.aliases(t) for t in DTYPES)
+
+
+@pytest.mark.parametrize("args", [("query", "qint8", "i8", "-f", "torch"), ("query", "u8", "quint8", "-f", "torch"),
+                                  ("query", "0d:qint32", "i8", "-f", "torch")])
+def test_a_quantized_operand_is_one_line_and_exit_2_on_both_paths(args):
+    cli = "import sys; from promote_cli.cli import run; sys.argv[0] = 'promote'; run()"
+    done = subprocess.run([sys.executable, "-c", cli, *args], capture_output=True, text=True)
+    name = next(a for a in args[1:] if "q" in a).removeprefix("0d:")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr == f"promote: {name} is a quantized type; promote does not cover quantized types\n"
+    assert run_cli(*args) == (2, "", done.stderr)
+
+
+def test_a_spelling_may_not_be_both_a_type_and_uncovered(tmp_path):
+    data = tmp_path / "dtypes.toml"
+    text = Path(dtypes.DATA).read_text(encoding="utf-8").replace('torch = ["int8"]', 'torch = ["int8", "qint8"]')
+    data.write_text(text, encoding="utf-8")
+    env = dict(os.environ, PROMOTE_DTYPES_FILE=str(data))
+    done = subprocess.run([sys.executable, "-c", "import promote_cli.vocab.dtypes"], env=env, capture_output=True,
+                          text=True)
+    assert done.returncode != 0 and "'qint8' is both i8 and uncovered (quantized)" in done.stderr
 
 
 def test_derived_maxima_by_encoding():

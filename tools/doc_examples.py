@@ -24,9 +24,13 @@ A page (a Markdown file under docs/, or README.md) is replayed top to bottom as 
 * A line of a ```sh / ```bash / ```shell fence that starts `promote ` runs too (its output is not
   stated): it must answer, exit 0 or 1 (a refusal, differences), never 2, unless it asks a live
   framework that is not installed (`promote verify -f torch`). `< FILE` feeds it a file.
-* A command (in a console fence, or a line of a ```sh / ```bash / ```shell fence) must not hold
-  an unquoted `*`, `?` or `[`: a shell would expand it to file names before promote sees it
-  (`f32?` is `'f32?'` or `weak:f32`).
+* A command (in a console fence, or a line of a ```sh / ```bash / ```shell fence) is read as a
+  shell reads it (quotes, backslashes, `#` comments), and must mean what the runner runs: no
+  unquoted `*`, `?` or `[` (file names), `$`, a backquote or a leading `~` (expansions), `<`, `>`,
+  `&`, `|`, `;`, `(` or `)` (the shell's own syntax), and no unclosed quote (`--op <` is
+  `--op '<'`, `f32?` is `'f32?'` or `weak:f32`). A line of a sh fence may feed a file (`< FILE`),
+  and one that promote does not run (setting up: `python3 -m venv .venv && ...`) may join
+  commands with `&&`, `||`, `;` or `|` and redirect to or from a file.
 
     python tools/doc_examples.py --check docs/frameworks/openvino.md   # exit 1 on a stale example
     python tools/doc_examples.py --write docs/frameworks/*.md          # refresh the printed lines
@@ -51,11 +55,29 @@ from pathlib import Path
 
 FENCE = re.compile(r"^(\s*)```(\w*)\s*$")
 
-#: fences whose lines are shell commands (checked for unquoted glob characters, not run)
+#: fences whose lines are shell commands (read as a shell reads them; those that start `promote ` run)
 SHELL_FENCES = ("sh", "bash", "shell")
 
-#: what a shell expands to file names when unquoted
-GLOB_CHARACTERS = "*?["
+#: what each unquoted character a shell treats specially means to it (the runner reads them as plain text)
+SHELL_MEANINGS = {
+    **dict.fromkeys("*?[", "expands to file names"),
+    **dict.fromkeys("$`", "expands (a variable, a command's output)"),
+    "~": "expands to a home directory",
+    **dict.fromkeys(("<", ">", ">>", "<<", "<&", ">&", "<>", ">|"), "reads as a redirection"),
+    "&": "reads as 'run in the background'",
+    **dict.fromkeys(("|", "|&"), "reads as a pipe"),
+    **dict.fromkeys((";", "&&", "||", ";;"), "reads as the end of a command"),
+    **dict.fromkeys("()", "reads as a subshell"),
+}
+
+#: the shell's operators, longest first (what a shell splits words at, unquoted)
+SHELL_OPERATORS = ("&&", "||", ";;", "|&", ">>", "<<", "<&", ">&", "<>", ">|", *"&|;<>()")
+
+#: operators that join two commands (allowed in a line that promote does not run)
+JOINING = ("&&", "||", ";", "|")
+
+#: redirection operators (allowed with a file after them where the runner or the shell alone reads the line)
+REDIRECTIONS = ("<", ">", ">>")
 
 #: the repository's entries a page's directory links to, for examples that read them
 LINKED = ("examples", "rules", "spec", "tests")
@@ -143,33 +165,90 @@ def python_blocks(path: Path) -> list[PythonBlock]:
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def unquoted_globs(command: str) -> list[str]:
-    """The glob characters of a shell command line outside quotes (a `#` comment ends the command)."""
-    found, quote, escaped, word_start = [], None, False, True
-    for ch in command:
-        if escaped:
-            escaped, word_start = False, False
-            continue
-        if quote:
-            if ch == quote:
+@dataclass
+class ShellToken:
+    text: str
+    operator: bool               # a shell operator (`&&`, `<`, ...), else a word
+    expansions: tuple[str, ...]  # a word's unquoted characters that a shell expands
+
+
+def shell_tokens(command: str) -> tuple[list[ShellToken], bool]:
+    """A command line split as a shell splits it (quotes, backslashes, operators, a `#` comment ends it), and
+    whether it ends inside a quote or after a lone backslash."""
+    tokens: list[ShellToken] = []
+    word, expansions, in_word = [], [], False
+    quote, escaped, i = None, False, 0
+
+    def end_word():
+        nonlocal word, expansions, in_word
+        if in_word:
+            tokens.append(ShellToken("".join(word), False, tuple(expansions)))
+        word, expansions, in_word = [], [], False
+
+    while i < len(command):
+        ch = command[i]
+        if escaped or quote:
+            if escaped:
+                escaped = False
+            elif ch == quote:
                 quote = None
             elif ch == "\\" and quote == '"':
                 escaped = True
+            elif quote == '"' and ch in "$`":
+                expansions.append(ch)
+            word.append(ch)
+            i += 1
             continue
-        if ch == "\\":
-            escaped = True
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "#" and word_start:
+        operator = next((op for op in SHELL_OPERATORS if command.startswith(op, i)), None)
+        if operator:
+            end_word()
+            tokens.append(ShellToken(operator, True, ()))
+            i += len(operator)
+            continue
+        if ch.isspace():
+            end_word()
+        elif ch == "#" and not in_word:
             break
-        elif ch in GLOB_CHARACTERS:
-            found.append(ch)
-        word_start = ch.isspace()
+        else:
+            if ch == "\\":
+                escaped = True
+            elif ch in "'\"`":
+                quote = ch
+                expansions += ch if ch == "`" else ""  # a command's output, up to the closing backquote
+            elif ch in "*?[$" or (ch == "~" and not in_word):
+                expansions.append(ch)
+            word.append(ch)
+            in_word = True
+        i += 1
+    end_word()
+    return tokens, bool(quote or escaped)
+
+
+def shell_problems(command: str, *, runs: bool = True, feeds: bool = False) -> list[str]:
+    """What a shell would make of a command line that the runner does not: each unquoted special character or
+    operator with its meaning to a shell, and an unclosed quote. `runs`: the runner runs it as one promote
+    command (else it only sets up, and may join commands and redirect); `feeds`: `< FILE` is allowed (a sh
+    fence's line)."""
+    tokens, unclosed = shell_tokens(command)
+    found = []
+    for at, token in enumerate(tokens):
+        if not token.operator:
+            found += [f"holds an unquoted {ch!r}, which a shell {SHELL_MEANINGS[ch]}" for ch in token.expansions]
+            continue
+        before = at > 0 and not tokens[at - 1].operator
+        after = at + 1 < len(tokens) and not tokens[at + 1].operator
+        if token.text in REDIRECTIONS and after and (not runs or (feeds and token.text == "<")):
+            continue
+        if token.text in JOINING and before and after and not runs:
+            continue
+        found.append(f"holds an unquoted {token.text!r}, which a shell {SHELL_MEANINGS[token.text]}")
+    if unclosed:
+        found.append("ends inside a quote (or after a lone backslash), which a shell reads as unfinished")
     return found
 
 
-def glob_problems(path: Path) -> list[str]:
-    """Commands of a page that hold an unquoted glob character."""
+def shell_line_problems(path: Path) -> list[str]:
+    """The commands of a page that a shell would read otherwise than the runner (see `shell_problems`)."""
     problems = []
     for start, lang, lines in fenced_blocks_with_lang(path.read_text(encoding="utf-8")):
         for offset, raw in enumerate(lines):
@@ -180,10 +259,9 @@ def glob_problems(path: Path) -> list[str]:
                 command = line[2:] if line.startswith("$ ") else line
             else:
                 continue
-            bad = unquoted_globs(command)
-            if bad:
-                problems.append(f"{path}:{start + offset + 1}: `{command}` holds an unquoted {bad[0]!r}, which a "
-                                "shell expands to file names: quote it")
+            runs = lang == "console" or command.startswith("promote ")
+            for problem in shell_problems(command, runs=runs, feeds=lang in SHELL_FENCES):
+                problems.append(f"{path}:{start + offset + 1}: `{command}` {problem}: quote it")
     return problems
 
 
@@ -288,7 +366,10 @@ NOT_INSTALLED = "is not installed here"
 
 
 def run_shell(command: ShellCommand, directory: Path) -> list[str]:
-    """Run a line of a sh fence: its problem, if it did not answer (exit 2, a live framework aside)."""
+    """Run a line of a sh fence: its problem, if it did not answer (exit 2, a live framework aside). A line that a
+    shell would read otherwise is not run (`shell_line_problems` reports it)."""
+    if shell_problems(command.command, feeds=True):
+        return []
     argv = shlex.split(command.command, comments=True)
     stdin = None
     if "<" in argv:
@@ -329,13 +410,13 @@ def run(example: Example, directory: Path, stdin: str | None = None) -> tuple[li
 
 
 def check(path: Path) -> list[str]:
-    """Disagreements between a page's examples and what they do now, and its unquoted glob characters."""
+    """Disagreements between a page's examples and what they do now, and the commands a shell would read otherwise."""
     ran, problems = replay(path)
     for ex, printed, code in ran:
         if printed != ex.printed or code != ex.exit_code:
             problems.append(f"{path}:{ex.line}: `{ex.command}` prints {printed} (exit {code}), "
                             f"the doc says {ex.printed} (exit {ex.exit_code})")
-    return problems + glob_problems(path)
+    return problems + shell_line_problems(path)
 
 
 def write(path: Path) -> int:

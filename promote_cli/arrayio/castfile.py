@@ -1,14 +1,16 @@
 """Casting `.npy` files: the streaming driver behind `promote cast`.
 
-A run is planned before anything is written (`plan_casts`): every input is stat'ed
+A run is planned before anything is written (`plan`, `plan_casts`), for the one cast it
+asks for (a `legality.CastRequest`, decided where the cast enters): every input is stat'ed
 (regular files only) and every output checked (`npyio.check_output`), and a run in which
-a file read is also a file written, or two casts write one file, is refused whole.
+a file read is also a file written, or two casts write one file, or (several files) a
+file's type has no cast to the target, is refused whole.
 Files are compared by device and inode, so symlinks, hard links, `./` spellings and
 case variants that reach one file are caught.
 
 `run_job` then does one planned cast: it reads the input through one descriptor
-(`npyio.NpyInput`) a chunk at a time (`npyio.ChunkReader`), casts each chunk with
-`numerics.cast.cast_array`, adds up the statistics and writes the output atomically
+(`npyio.NpyInput`) a chunk at a time (`npyio.ChunkReader`), casts each chunk with the
+pair's `numerics.cast.Converter`, adds up the statistics and writes the output atomically
 (`npyio.atomic_output`), so memory stays bounded whatever the file size and an
 interrupted cast leaves no partial output. A large file on two CPUs is cast in halves,
 the second by a forked process (`_HalfCaster`). `cast_file` plans and does one file;
@@ -30,6 +32,7 @@ from promote_cli.arrayio import atomic
 from promote_cli.arrayio import npy as npyio
 from promote_cli.arrayio.files import FileId, os_message, stat_regular
 from promote_cli.errors import PromoteError, UsageError
+from promote_cli.numerics.legality import CastRequest, request
 from promote_cli.records import Record, factory
 
 #: --fail-on conditions and the statistics that trigger them.
@@ -58,13 +61,6 @@ PROGRESS_MIN_BYTES = 64 << 20
 def _default_threads() -> int:
     # Chunks converted at a time: one; `cast_array` casts each chunk in threads of its own.
     return 1
-
-
-def canonical_name(name: str) -> str:
-    """A dtype name or alias (`float16`, `fp8e4m3`, ...) as its canonical name."""
-    from promote_cli.vocab.dtypes import lookup
-
-    return lookup(name).name
 
 
 def default_output(src: str | os.PathLike, to: str) -> str:
@@ -126,13 +122,6 @@ class CastReport(FileReport):
         return out
 
 
-def _stats_dict(stats) -> dict:
-    if stats is None:
-        return {}
-    d = stats.as_dict()
-    return {k: int(v) for k, v in d.items()}
-
-
 class CastJob(Record, frozen=True):
     """One planned file cast: the input as stat'ed and the output as checked, before
     anything was written."""
@@ -157,10 +146,11 @@ def _plan_output(src: str, source: FileId, dst: str | None, to: str, force: bool
 
 class CastPlan(Record):
     """The casts of a run, in input order: a `CastJob` each, or the `Outcome` of an input
-    refused while planning. No file of the plan is both read and written, and no two jobs
-    write one file (`plan_casts` checks)."""
+    refused while planning, and the cast every job does. No file of the plan is both read and
+    written, and no two jobs write one file (`plan_casts` checks)."""
 
     items: list
+    request: CastRequest
 
     @property
     def jobs(self) -> list[CastJob]:
@@ -181,28 +171,68 @@ class CastPlan(Record):
         return out
 
 
-def plan(inputs, to: str, *, output=None, from_: str | None = None, force: bool = False) -> CastPlan:
-    """The plan of a command-line cast: names checked, directories expanded, `output` for one input only,
-    then `plan_casts`; a pending interruption raises before anything is written."""
-    to = canonical_name(to)
-    if from_ is not None:
-        canonical_name(from_)
-    files = expand_inputs(inputs, to)
+def plan(inputs, to, *, output=None, from_=None, mode: str = "tosa", saturate: bool = False, force: bool = False,
+         exclude=()) -> CastPlan:
+    """The plan of a command-line cast: the cast asked for decided (`legality.request`), directories expanded
+    (leaving out the files `exclude`'s patterns match), `output` for one input only, then `plan_casts`; a run
+    of several files in which one has no cast to the target is refused whole (`_refuse_uncastable`); a
+    pending interruption raises before anything is written."""
+    asked = request(to, from_, mode, saturate)
+    files = expand_inputs(inputs, asked.dst, exclude)
     if output is not None and len(files) != 1:
         raise UsageError("-o/--output needs exactly one input file")
-    planned = plan_casts(files, to, outputs=[output] if output is not None else None, force=force)
+    planned = plan_casts(files, asked, outputs=[output] if output is not None else None, force=force)
+    if len(files) > 1:
+        _refuse_uncastable(planned)
     npyio.check_interrupted()
     return planned
 
 
+def _refuse_uncastable(planned: CastPlan) -> None:
+    """Refuse a run of several files, before anything is written, when one of them holds a type with no cast
+    to the target (in the plan's mode): the first such file named, with the `--exclude` options that leave
+    them out. A file whose header cannot be read is left to its own cast to report."""
+    asked = planned.request
+    refused = []
+    for job in planned.jobs:
+        try:
+            with npyio.NpyInput(job.input) as f:
+                if f.ident.key != job.source.key:
+                    continue
+                source = npyio.resolve_source(f.header, asked.src)
+        except (PromoteError, OSError, ValueError):
+            continue
+        try:
+            asked.check(source.canonical)
+        except UsageError as e:
+            refused.append((job, str(e)))
+    if not refused:
+        return
+    job, message = refused[0]
+    more = f" (and {len(refused) - 1} more files with no cast to {asked.dst})" if len(refused) > 1 else ""
+    leave = " ".join(f"--exclude {exclude_option(j.input)}" for j, _ in refused[:3])
+    leave += " ..." if len(refused) > 3 else ""
+    raise UsageError(f"{naming(job, message)}{more}; nothing written "
+                     f"(leave {'it' if len(refused) == 1 else 'them'} out with {leave})")
+
+
+def exclude_option(path: str) -> str:
+    """The `--exclude` value that leaves out exactly the file `path` (its name, glob characters escaped),
+    quoted for a POSIX shell."""
+    import shlex
+
+    name = "".join(f"[{c}]" if c in "*?[" else c for c in os.path.basename(path))
+    return shlex.quote(name)
+
+
 def plan_casts(
     inputs: list[str | os.PathLike],
-    to: str,
+    asked: CastRequest,
     *,
     outputs: list | None = None,
     force: bool = False,
 ) -> CastPlan:
-    """Plan the casts of `inputs` (outputs default to `default_output`) before anything is
+    """Plan the casts `asked` of `inputs` (outputs default to `default_output`) before anything is
     written. An input that is not a regular file, or whose output must not be written,
     gets an `Outcome` with the error. A run that would write a file it reads, or write
     one file twice, is refused as a whole: a UsageError, nothing written.
@@ -211,7 +241,11 @@ def plan_casts(
     symlinks and `./` spellings of one file are one file); new outputs by their
     directory's device and inode and their name.
     """
-    to = canonical_name(to)
+    return CastPlan(_plan_items(inputs, asked.dst, outputs, force), asked)
+
+
+def _plan_items(inputs, to: str, outputs, force: bool) -> list:
+    """`plan_casts`'s items, the outputs named for the canonical type `to` (a cast's or a rescale's)."""
     outputs = list(outputs) if outputs is not None else [None] * len(inputs)
     if len(outputs) != len(inputs):
         raise UsageError("as many outputs as inputs are needed")
@@ -242,15 +276,15 @@ def plan_casts(
     if conflicts:
         more = f" (and {len(conflicts) - 1} more conflicts)" if len(conflicts) > 1 else ""
         raise UsageError(f"{conflicts[0]}{more}; nothing written")
-    return CastPlan(items)
+    return items
 
 
 def cast_file(
     src_path: str | os.PathLike,
     dst_path: str | os.PathLike | None = None,
-    to: str = "",
+    to="",
     *,
-    from_: str | None = None,
+    from_=None,
     mode: str = "tosa",
     saturate: bool = False,
     force: bool = False,
@@ -260,7 +294,7 @@ def cast_file(
 ) -> CastReport:
     """Cast the `.npy` file `src_path` to dtype `to`, writing `dst_path` atomically.
 
-    `to` and `from_` take any dtype name or alias. `dst_path` defaults to
+    `to` and `from_` take any dtype name or alias, or a numpy dtype. `dst_path` defaults to
     `default_output(src_path, to)`. `from_` reinterprets the stored bits (a uint16
     or |V2 file as bf16). Raises `UsageError` for bad input, an illegal pair
     (TOSA mode), an existing output without `force`, an output that is not a regular
@@ -273,85 +307,64 @@ def cast_file(
     file of `SPLIT_MIN_BYTES` or more in two halves at once (a forked process, two CPUs).
     Returns a `CastReport` with the element statistics.
     """
-    _check_options(to, mode)
-    plan = plan_casts([src_path], to, outputs=[dst_path], force=force)
-    item = plan.items[0]
+    planned = plan_casts([src_path], request(to, from_, mode, saturate), outputs=[dst_path], force=force)
+    item = planned.items[0]
     if isinstance(item, Outcome):
         raise UsageError(item.error)
-    return run_job(
-        item, to, from_=from_, mode=mode, saturate=saturate, chunk_bytes=chunk_bytes, threads=threads, progress=progress
-    )
-
-
-def _check_options(to: str, mode: str) -> None:
-    if not to:
-        raise UsageError("no target dtype given (--to)")
-    if mode not in ("tosa", "extended"):
-        raise UsageError(f"unknown mode {mode!r} (use tosa or extended)")
+    return run_job(item, planned.request, chunk_bytes=chunk_bytes, threads=threads, progress=progress)
 
 
 def run_job(
     job: CastJob,
-    to: str,
+    asked: CastRequest,
     *,
-    from_: str | None = None,
-    mode: str = "tosa",
-    saturate: bool = False,
     chunk_bytes: int | None = None,
     threads: int | None = None,
     progress: Callable[[int], None] | None = None,
-    **_ignored,
 ) -> CastReport:
     """Do one planned cast (`cast_file`'s work once planned). The input is read through one
     descriptor and must still be the file planned; the output replaces only what the plan
     saw there."""
-    from promote_cli.numerics import cast as numcast  # cast_array, check_pair
-
-    _check_options(to, mode)
-    to = canonical_name(to)
-    if from_ is not None:
-        from_ = canonical_name(from_)
     start = time.perf_counter()
     with npyio.NpyInput(job.input) as f:
         if f.ident.key != job.source.key:
             raise UsageError(f"{job.input}: was replaced since the cast started")
-        report = _cast_open(f, job, to, from_, mode, saturate, chunk_bytes, threads, progress, numcast)
+        report = _cast_open(f, job, asked, chunk_bytes, threads, progress)
     report.seconds = time.perf_counter() - start
     return report
 
 
-def _cast_open(f, job, to, from_, mode, saturate, chunk_bytes, threads, progress, numcast) -> CastReport:
+def _cast_open(f, job, asked, chunk_bytes, threads, progress) -> CastReport:
+    from promote_cli.numerics.cast import Converter
+    from promote_cli.numerics.stats import CastStats
+
     header = f.header
-    source = npyio.resolve_source(header, from_)
-    numcast.check_pair(source.canonical, to, mode=mode)
-    if saturate and mode != "extended":
-        raise UsageError("--saturate is only meaningful with --mode extended (TOSA fixes overflow behaviour)")
+    source = npyio.resolve_source(header, asked.src)
+    cast = Converter(asked, source.canonical)
     # Default: one converting thread, each chunk cast as `cast_array` casts by default (in threads of
     # its own), or in one thread when the file is split between two processes; an explicit `threads`
     # (1 in worker processes) is the whole cast's thread count.
-    kw = dict(src=source.canonical, mode=mode, saturate=saturate, stats=True, threads=None if threads is None else 1)
+    each = {"threads": None if threads is None else 1}
 
     def convert(chunk, out, first):
-        return numcast.cast_array(chunk, to, out=out, **kw)[1]
+        return cast(chunk, out=out, threads=each["threads"])[1]
 
     def on_split():
-        kw["threads"] = 1
+        each["threads"] = 1
 
-    total, written = _convert_open(f, job, source, npyio._numpy_dtype(to), convert, chunk_bytes, threads, progress,
+    total, written = _convert_open(f, job, source, cast.out_dtype, convert, chunk_bytes, threads, progress,
                                    on_split)
-    if total is None:  # empty array: all-zero statistics
-        _, total = numcast.cast_array(np.empty(0, dtype=source.native), to, **kw)
     return CastReport(
         input=job.input,
         output=job.output,
         src=source.canonical,
-        dst=to,
-        mode=mode,
-        saturate=saturate,
+        dst=asked.dst,
+        mode=asked.mode,
+        saturate=asked.saturate,
         shape=header.shape,
         fortran_order=header.fortran_order,
         elements=header.count,
-        stats=_stats_dict(total),
+        stats=(CastStats() if total is None else total).as_dict(),  # None: an empty array
         bytes_in=header.offset + header.nbytes,
         bytes_out=written,
     )
@@ -376,8 +389,7 @@ def convert_file(
     out, first)` fills `out` from `chunk` (the file's elements `first`..., in its order) and
     returns summable statistics or None. Returns (job, header, statistics or None, bytes
     written)."""
-    plan = plan_casts([src_path], to, outputs=[dst_path], force=force)
-    job = plan.items[0]
+    job = _plan_items([src_path], to, [dst_path], force)[0]
     if isinstance(job, Outcome):
         raise UsageError(job.error)
     with npyio.NpyInput(job.input) as f:
@@ -719,14 +731,16 @@ class _Writer:
             self._check()
 
 
-def expand_inputs(paths: Iterable[str | os.PathLike], to: str) -> list[str]:
-    """Files to cast: each path as given; each directory's `*.npy` entries, sorted.
+def expand_inputs(paths: Iterable[str | os.PathLike], to: str, exclude: Iterable[str] = ()) -> list[str]:
+    """Files to cast: each path as given; each directory's `*.npy` entries, sorted; less the files whose
+    name (in its directory) an `exclude` pattern matches (a glob: `*`, `?`, `[...]`, case-sensitive).
 
     In a directory, subdirectories, our own temporary files and earlier outputs of the
     same cast (`*.TO.npy`) are skipped; any other `*.npy` entry is listed, so that one
     that is not a regular file (a FIFO, a device, a dangling symlink) is reported by the
     cast rather than skipped in silence.
     """
+    left_out = _matcher(exclude)
     out: list[str] = []
     for p in paths:
         p = os.fspath(p)
@@ -746,15 +760,28 @@ def expand_inputs(paths: Iterable[str | os.PathLike], to: str) -> list[str]:
                         continue
                 except OSError:
                     pass
-                found.append(os.path.join(p, n))
+                found.append(n)
             if not found:
                 raise UsageError(f"{p}: directory holds no .npy files")
-            out.extend(found)
+            out.extend(os.path.join(p, n) for n in found if not left_out(n))
         elif os.path.lexists(p):
-            out.append(p)
+            if not left_out(os.path.basename(p)):
+                out.append(p)
         else:
             raise UsageError(f"{p}: cannot read: No such file or directory")
+    if not out:
+        raise UsageError("--exclude leaves out every input; nothing to cast")
     return out
+
+
+def _matcher(patterns: Iterable[str]) -> Callable[[str], bool]:
+    """Whether a file name matches one of the glob `patterns` (`--exclude`)."""
+    patterns = tuple(patterns)
+    if not patterns:
+        return lambda name: False
+    from fnmatch import fnmatchcase
+
+    return lambda name: any(fnmatchcase(name, pattern) for pattern in patterns)
 
 
 class Outcome(Record):
@@ -766,6 +793,41 @@ class Outcome(Record):
     exit_code: int = 0
 
 
+class CastTotals(Record):
+    """What a run of several files did, summed over its outcomes (`of`): the files, those that failed, the
+    elements and each counter of the files cast, and their bytes."""
+
+    files: int = 0
+    failed: int = 0
+    elements: int = 0
+    stats: dict = factory(dict)
+    bytes_in: int = 0
+    bytes_out: int = 0
+
+    @classmethod
+    def of(cls, outcomes: Iterable[Outcome]) -> CastTotals:
+        from promote_cli.numerics.stats import CastStats
+
+        totals = cls(stats=CastStats().as_dict())
+        for oc in outcomes:
+            totals.files += 1
+            r = oc.report
+            if r is None:
+                totals.failed += 1
+                continue
+            totals.elements += r.elements
+            totals.bytes_in += r.bytes_in
+            totals.bytes_out += r.bytes_out
+            for k, v in r.stats.items():
+                totals.stats[k] = totals.stats.get(k, 0) + v
+        return totals
+
+    def as_dict(self) -> dict:
+        return {"files": self.files, "cast": self.files - self.failed, "failed": self.failed,
+                "elements": self.elements, "stats": dict(self.stats), "bytes_in": self.bytes_in,
+                "bytes_out": self.bytes_out}
+
+
 def naming(job: CastJob, message: str) -> str:
     """An error of one cast of a run, starting with the name of the file it concerns: as it is when it
     names the input or the output first, else with the input's name put in front."""
@@ -773,9 +835,9 @@ def naming(job: CastJob, message: str) -> str:
 
 
 def _run_one(args: tuple) -> Outcome:
-    job, kwargs = args
+    job, asked, kwargs = args
     try:
-        return Outcome(job.input, report=run_job(job, **kwargs))
+        return Outcome(job.input, report=run_job(job, asked, **kwargs))
     except PromoteError as e:
         return Outcome(job.input, error=naming(job, str(e)), exit_code=e.exit_code)
     except (OSError, ValueError) as e:  # a defect of ours: still one line, naming the input
@@ -790,10 +852,13 @@ _busy = False
 
 
 def _worker_sigterm(signum, frame):
-    if _busy:
+    if not _busy:
+        os._exit(128 + signum)
+    # The parent's SIGTERM is followed by the pool's own once a worker has gone (a broken pool terminates
+    # every process): that second one must not raise at once, as a user's second Ctrl-C would, at an
+    # arbitrary point that may hold a lock the writer thread needs; the worker is already on its way out.
+    if atomic._pending is None:
         atomic._defer(signum, frame)
-        return
-    os._exit(128 + signum)
 
 
 def _worker_init() -> None:
@@ -822,10 +887,12 @@ def job_count(requested: int | None, files: int) -> int:
     return max(1, min(want, files, cpus, MAX_JOBS))
 
 
-def run_plan(plan: CastPlan, *, jobs: int | None = None, progress: Callable[[int], None] | None = None, **kwargs) -> Iterator[Outcome]:
+def run_plan(plan: CastPlan, *, jobs: int | None = None, progress: Callable[[int], None] | None = None,
+             **kwargs) -> Iterator[Outcome]:
     """Do a plan's casts, `jobs` at a time in worker processes; yields in input order.
 
-    `progress` (one job only, done in this process) is called as `cast_file`'s is."""
+    `progress` (one job only, done in this process) is called as `cast_file`'s is; `kwargs` are
+    `run_job`'s `chunk_bytes` and `threads`."""
     jobs = job_count(jobs, len(plan.jobs))
     if jobs > 1:
         kwargs.setdefault("threads", 1)  # the processes already use the CPUs
@@ -835,7 +902,7 @@ def run_plan(plan: CastPlan, *, jobs: int | None = None, progress: Callable[[int
             if isinstance(item, Outcome):
                 yield item
             else:
-                yield _run_one((item, dict(kwargs, progress=progress)))
+                yield _run_one((item, plan.request, dict(kwargs, progress=progress)))
         return
     from concurrent.futures import ProcessPoolExecutor, wait
 
@@ -843,7 +910,8 @@ def run_plan(plan: CastPlan, *, jobs: int | None = None, progress: Callable[[int
     futures: list = []
     try:
         for item in plan.items:
-            futures.append(item if isinstance(item, Outcome) else ex.submit(_run_in_worker, (item, kwargs)))
+            futures.append(item if isinstance(item, Outcome)
+                           else ex.submit(_run_in_worker, (item, plan.request, kwargs)))
         for f in futures:
             if not isinstance(f, Outcome):
                 while not wait([f], timeout=0.05).done:  # short waits: a signal acts promptly
@@ -869,15 +937,19 @@ def run_plan(plan: CastPlan, *, jobs: int | None = None, progress: Callable[[int
 def cast_files(
     inputs: list[str],
     outputs: list[str | None] | None = None,
+    to="",
     *,
+    from_=None,
+    mode: str = "tosa",
+    saturate: bool = False,
     jobs: int | None = None,
     force: bool = False,
     **kwargs,
 ) -> Iterator[Outcome]:
-    """Cast several files, `jobs` at a time in worker processes; yields in input order.
+    """Cast several files as `cast_file` casts one, `jobs` at a time in worker processes; yields in input
+    order (`kwargs`: `run_plan`'s).
 
     The run is planned first (`plan_casts`): a run that would write a file it reads, or
     one file twice, raises UsageError before anything is written."""
-    _check_options(kwargs.get("to", ""), kwargs.get("mode", "tosa"))
-    plan = plan_casts(inputs, kwargs["to"], outputs=outputs, force=force)
-    yield from run_plan(plan, jobs=jobs, **kwargs)
+    planned = plan_casts(inputs, request(to, from_, mode, saturate), outputs=outputs, force=force)
+    yield from run_plan(planned, jobs=jobs, **kwargs)

@@ -1,7 +1,8 @@
 """What `promote cast` does once its words are parsed, made once for both ways a cast runs (the Click
 command in `commands/cast.py` and the Click-free path in `fast.py`), so that the two cannot differ: signals
-deferred, the run planned, each file cast and reported through the format interface, every diagnostic one
-line `promote cast: ...` on stderr, the exit code as the contract says.
+deferred, `-o -` refused, the run planned, each file cast and reported through the format interface (and a
+run of several files summed up last), every diagnostic one line `promote cast: ...` on stderr, the exit code
+as the contract says.
 
 Parsing and rendering only: the public API plans and runs the casts (`plan_cast`, `run_cast`). Nothing here
 imports Click; the caller says how text reaches the streams (`write`).
@@ -16,26 +17,35 @@ import sys
 import promote_cli as api
 from promote_cli import formats
 from promote_cli.cli import streams
-from promote_cli.errors import EXIT_NO, EXIT_OK, PromoteError, one_line
+from promote_cli.errors import EXIT_NO, EXIT_OK, PromoteError, UsageError, one_line
 
 #: a single file at least this large gets a progress bar (on a terminal)
 PROGRESS_MIN_BYTES = 64 << 20
 
 
-def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs, write=streams.write) -> int:
+def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs, exclude=(),
+         write=streams.write) -> int:
     """Cast `inputs` as `promote cast` does with these option values; the exit code. `write(text, err)`
     puts text on stdout, or on stderr when `err`."""
     # SIGINT and SIGTERM raise at safe points from here on, until the process exits (put
     # back, a late signal would hit the interpreter's exit with a traceback or a kill).
     api.defer_signals()
-    return _run(inputs, to, output, from_, mode, saturate, force, formats.get(fmt), fail_on, jobs, write)
+    return _run(inputs, to, output, dict(from_=from_, mode=mode, saturate=saturate, force=force, exclude=exclude),
+                formats.get(fmt), fail_on, jobs, write)
 
 
-def _run(inputs, to, output, from_, mode, saturate, force, out, fail_on, jobs, write) -> int:
-    """Plan, cast, report; the exit code."""
+def refuse_stdout(output) -> None:
+    """`-o -`: a command that writes a `.npy` file does not write it to standard output (`./-` names a file `-`)."""
+    if output == "-":
+        raise UsageError("-o -: the output is a .npy file, not standard output (for a file named -, write ./-)")
+
+
+def _run(inputs, to, output, options, out, fail_on, jobs, write) -> int:
+    """Plan (the cast asked for, decided once: `plan_cast`'s `options`), cast, report; the exit code."""
     interrupted = api.interrupted_by()
     try:
-        plan = api.plan_cast(inputs, to, output=output, from_=from_, force=force)
+        refuse_stdout(output)
+        plan = api.plan_cast(inputs, to, output=output, **options)
     except PromoteError as e:
         _fail(write, str(e))
         return e.exit_code
@@ -53,15 +63,18 @@ def _run(inputs, to, output, from_, mode, saturate, force, out, fail_on, jobs, w
             elif len(plan.items) > 1:
                 sizes = [item.source.size if hasattr(item, "source") else 0 for item in plan.items]  # 0: refused
                 tick = bar.files_task(sizes)
-            outcomes = api.run_cast(plan, to=to, from_=from_, mode=mode, saturate=saturate, jobs=jobs, progress=cb)
-            for i, oc in enumerate(outcomes):
+            done = []
+            for i, oc in enumerate(api.run_cast(plan, jobs=jobs, progress=cb)):
                 with bar.aside():
                     exit_code = _emit(oc, out, fail_on, exit_code, write)
+                done.append(oc)
                 if tick is not None:
                     tick(i + 1)
     except interrupted:
         _fail(write, _interrupted(plan.kept()))
         return 130
+    if len(done) > 1:
+        write(out.cast_summary(api.cast_totals(done)), False)
     return exit_code
 
 

@@ -138,7 +138,11 @@ def _query(call: dict) -> int:
     """A query of the common shape, printed as the Click command prints it; its exit code."""
     from promote_cli.cli import answer
 
-    text, diagnostic, code = answer.printed(**call)
+    previous = streams.noting()  # a rule file that hides another is said on stderr as it is loaded
+    try:
+        text, diagnostic, code = answer.printed(**call)
+    finally:
+        streams.stop_noting(previous)
     sys.stdout.write(text)
     sys.stdout.flush()
     if diagnostic is not None:

@@ -16,7 +16,9 @@ from promote_cli.cli.options import BashComplete, check_completion_request
 from promote_cli.cli.streams import (
     EXIT_BROKEN_PIPE,
     failure,
+    noting,
     reader_gone,
+    stop_noting,
     tolerant,
 )
 from promote_cli.errors import EXIT_USAGE, PromoteError
@@ -72,6 +74,7 @@ class PromoteGroup(click.Group):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         tolerant()
+        previous = noting()
         try:
             check_completion_request(os.environ, complete_var or COMPLETION_VARIABLE)
             code = super().main(args, prog_name or "promote", complete_var, standalone_mode=False, **extra)
@@ -98,6 +101,8 @@ class PromoteGroup(click.Group):
                 traceback.print_exc()
             _error(failure(exc))
             code = EXIT_USAGE
+        finally:
+            stop_noting(previous)
         sys.exit(code if isinstance(code, int) else 0)
 
 

@@ -22,6 +22,28 @@ def tolerant() -> None:
                 pass
 
 
+def noting():
+    """Show the API's warnings as notes (`promote: note: MESSAGE` on stderr) while a command runs; returns what
+    to give `stop_noting` after it."""
+    from promote_cli import errors
+
+    previous, errors.show_note = errors.show_note, _note
+    return previous
+
+
+def stop_noting(previous) -> None:
+    from promote_cli import errors
+
+    errors.show_note = previous
+
+
+def _note(message: str) -> None:
+    from promote_cli.errors import one_line
+
+    sys.stderr.write(f"promote: note: {one_line(message)}\n")
+    sys.stderr.flush()
+
+
 def write(text: str, err: bool = False) -> None:
     """Text on stdout (stderr when `err`) as it is, flushed at once (as `click.echo` writes to a UTF-8 stream)."""
     stream = sys.stderr if err else sys.stdout

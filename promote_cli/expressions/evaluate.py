@@ -336,7 +336,7 @@ class _Evaluator:
                 raise _Refused(str(exc), step) from None
         else:
             answer = engine.answer(self.rs, a, b, spec.op, self.options, spec.skip_after)
-            rule = f"{self.rs.key} {spec.op}: {answer.rule}"
+            rule = f"{self.rs.key} {self.asked_as(spec)}: {answer.rule}"
             if answer.result is None:
                 step.rule, step.reason = rule, answer.refusal
                 raise _Refused(answer.refusal, step)
@@ -365,6 +365,13 @@ class _Evaluator:
         step.operand = str(result)
         step.rule = rule + (f"; {_where(spec.name, 'result', spec.result)}" if spec.result else "")
         return _Value(result, rank), step
+
+    def asked_as(self, spec: ExprOperator) -> str:
+        """The operator as the rule file asks it: `+`, or `* (promoted as +)` when it is promoted as another op."""
+        index = self.rs.op_index if self.rs.ops is not None else {}
+        if spec.op == spec.name or index.get(spec.name, spec.name) == index.get(spec.op, spec.op):
+            return spec.name
+        return f"{spec.name} (promoted as {spec.op})"
 
     def refuse_if(self, spec: ExprOperator, step: Step, rule: str = "", **names):
         if spec.refuse_if is None:

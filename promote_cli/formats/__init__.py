@@ -21,6 +21,7 @@ keeps the base method, which raises `UsageError`. The payloads:
     validation([FileCheck])     `promote validate`: every problem of every file
     cast_outcome(Outcome, hit)  one file of `promote cast`: its report (and the --fail-on conditions
                                 it triggered), or its error
+    cast_summary(CastTotals)    the files, elements and counters of a `promote cast` of several files
     rescale_report(report)      one file of `promote rescale`
     explanation(Explanation)    `promote explain`: the rule that decided, what it consulted, other options
     expectations(ExpectReport)  `promote expect`: the expectations that do not hold, and a count
@@ -115,6 +116,9 @@ class Format:
 
     def cast_outcome(self, outcome, failed_on: list[str]) -> str:
         self._none("a cast report")
+
+    def cast_summary(self, totals) -> str:
+        self._none("a cast summary")
 
     def rescale_report(self, report) -> str:
         self._none("a rescale report")
@@ -230,14 +234,38 @@ def diff_head(d) -> str:
     return f"{' vs '.join(side_heads(d))} ({d.op}{', ' + opts if opts else ''})"
 
 
+def counted(n: int, noun: str) -> str:
+    """`N NOUNs`, or `1 NOUN`."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def tally(k: int, n: int, noun: str, verb: str) -> str:
+    """`K of N NOUNs VERB`, in English when there is one: `the 1 cell agrees`, `the 1 case does not agree`. `verb`
+    may be a phrase (`depend on the operands' order`); its first word agrees."""
+    if n == 1:
+        return f"the 1 {noun} {_singular(verb)}" if k == 1 else f"the 1 {noun} does not {verb}"
+    return f"{k} of {counted(n, noun)} {verb}"
+
+
+def _singular(verb: str) -> str:
+    first, space, rest = verb.partition(" ")
+    return verb if first in ("cannot", "can", "may", "must") else f"{first}s{space}{rest}"
+
+
+def of_count(k: int, n: int, noun: str) -> str:
+    """`K of N NOUNs`, or `the 1 NOUN` when the one there is is counted."""
+    return f"the 1 {noun}" if k == n == 1 else f"{k} of {counted(n, noun)}"
+
+
 def diff_summary(d) -> str:
     """A diff in one line: the sides, the op, how many cells differ and by what kind of difference."""
     s = d.summary
     head = diff_head(d)
     if not s.get("differing"):
-        return one_line(f"{head}: all {s.get('cells', len(d.types) ** 2)} cells agree")
+        cells = s.get("cells", len(d.types) ** 2)
+        return one_line(f"{head}: {tally(1, 1, 'cell', 'agree') if cells == 1 else f'all {cells} cells agree'}")
     kinds = ", ".join(f"{s[k]} {text}" for k, text in DIFF_KINDS.items() if s.get(k))
-    return one_line(f"{head}: {s['differing']} of {s['cells']} cells differ: {kinds}")
+    return one_line(f"{head}: {tally(s['differing'], s['cells'], 'cell', 'differ')}: {kinds}")
 
 
 def column_summary(c) -> str:

@@ -76,6 +76,9 @@ class Json(Format):
         data["failed_on"] = failed_on
         return dumps(data) + "\n"
 
+    def cast_summary(self, totals) -> str:
+        return dumps({"summary": totals.as_dict()}) + "\n"
+
     def rescale_report(self, report) -> str:
         return dumps(report.as_dict()) + "\n"
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from xml.sax.saxutils import escape as _escape
 
 from promote_cli.formats import ABSENT as ABSENT_GLYPH
-from promote_cli.formats import diff_options, one_line, option_words, side_heads
+from promote_cli.formats import diff_options, one_line, option_words, side_heads, tally
 from promote_cli.vocab import dtypes, operands
 
 #: the pictures' text font: monospaced, so that cell widths follow from lengths
@@ -97,7 +97,7 @@ def diff_title(d) -> str:
     n = len(d.types)
     opts = diff_options(d)
     return one_line(f"{' vs '.join(side_heads(d))}  ·  op {d.op}" + (f"  ·  {opts}" if opts else "")
-                    + f"  ·  {len(d.differences)} of {n * n} cells differ")
+                    + f"  ·  {tally(len(d.differences), n * n, 'cell', 'differ')}")
 
 
 def cells_by_pair(d) -> dict[tuple[str, str], list[tuple[str | None, bool]]]:

@@ -8,6 +8,7 @@ from promote_cli.formats import (
     Records,
     cell_lines,
     corner,
+    counted,
     diff_rows,
     grid,
     matrix_rows,
@@ -15,6 +16,7 @@ from promote_cli.formats import (
     option_words,
     side_heads,
     slices,
+    tally,
     word,
 )
 
@@ -60,13 +62,14 @@ class Text(Format):
             out.append(f"... and {len(lines) - limit} more")
         pairs = r.cases or not r.checks  # an expression recording holds checks only
         if pairs:
-            out.append(f"{r.ruleset or r.framework} vs {r.source}: {r.cases - len(r.mismatches)} of {r.cases} cases agree")
+            agree = tally(r.cases - len(r.mismatches), r.cases, "case", "agree")
+            out.append(f"{r.ruleset or r.framework} vs {r.source}: {agree}")
         for label, n, bad in r.checks:
             out += bad[:limit]
             if len(bad) > limit:
                 out.append(f"... and {len(bad) - limit} more")
             head = label if pairs else f"{r.framework} vs {r.source}, {label}"
-            out.append(f"{head}: {n - len(bad)} of {n} cases agree")
+            out.append(f"{head}: {tally(n - len(bad), n, 'case', 'agree')}")
         return "".join(f"{one_line(line)}\n" for line in out)
 
     def validation(self, checks) -> str:
@@ -79,17 +82,14 @@ class Text(Format):
     def cast_outcome(self, outcome, failed_on: list[str]) -> str:
         if outcome.error is not None:
             return ""  # the error is the command's one line on stderr
-        r, s = outcome.report, outcome.report.stats
+        r = outcome.report
         shape = "x".join(str(d) for d in r.shape) if r.shape else "scalar"
-        overflow = sum(s.get(k, 0) for k in ("overflow_inf", "overflow_nan", "saturated", "wrapped"))
-        line = (f"{one_line(r.input)} -> {one_line(r.output)}: {r.src} -> {r.dst} ({r.mode}), "
-                f"{r.elements} elements ({shape}): {s.get('exact', 0)} exact, {s.get('rounded', 0)} rounded, "
-                f"{overflow} overflowed ({s.get('overflow_inf', 0)} to inf, {s.get('overflow_nan', 0)} to NaN, "
-                f"{s.get('saturated', 0)} saturated, {s.get('wrapped', 0)} wrapped), "
-                f"{s.get('nan_in', 0)} NaN in, {s.get('subnormal_out', 0)} subnormal out, "
-                f"{s.get('unpredictable', 0)} unpredictable")
-        extra = [f"{k} {v}" for k, v in s.items() if k not in CAST_COUNTS]
-        return line + (" (" + ", ".join(extra) + ")" if extra else "") + "\n"
+        return (f"{one_line(r.input)} -> {one_line(r.output)}: {r.src} -> {r.dst} ({r.mode}), "
+                f"{r.elements} elements ({shape})\n{_cast_counts(r.stats)}")
+
+    def cast_summary(self, totals) -> str:
+        return (f"total: {totals.files} files ({totals.files - totals.failed} cast, {totals.failed} failed), "
+                f"{totals.elements} elements\n{_cast_counts(totals.stats)}")
 
     def rescale_report(self, r) -> str:
         s = r.stats
@@ -116,7 +116,7 @@ class Text(Format):
         out = [f"{report.source}:{e.line}: {e.text}: got {_outcome(e.got)} from {e.ruleset}"
                + (f" ({e.reason})" if e.got is None and e.reason else "") for e in report.mismatches]
         bad, n = len(report.mismatches), len(report.checked)
-        out.append(f"{report.source}: {n - bad} of {n} expectations hold")
+        out.append(f"{report.source}: {tally(n - bad, n, 'expectation', 'hold')}")
         return "".join(f"{one_line(line)}\n" for line in out)
 
     def order(self, o) -> str:
@@ -206,17 +206,18 @@ def explanation_lines(x) -> list[str]:
 
 
 #: what a counterexample of each property is, in a check's summary line
-_CASES = {"commutative": ("pairs", "depend on the operands' order", "in one order only"),
-          "associative": ("triples", "group differently: (a op b) op c is not a op (b op c)", "in one grouping only"),
-          "lossless": ("results", "cannot hold every value of both operands exactly", ""),
-          "consistent": ("pairs", "answer differently", "by one op only")}
+_CASES = {"commutative": ("pair", "depend on the operands' order", "in one order only"),
+          "associative": ("triple", "group differently: (a op b) op c is not a op (b op c)", "in one grouping only"),
+          "lossless": ("result", "cannot hold every value of both operands exactly", ""),
+          "consistent": ("pair", "answer differently", "by one op only")}
 
 
 def check_lines(x) -> list[str]:
     """`promote check` as lines: what was checked, each property's verdict with counterexamples, the claims."""
     opts = option_words(x.options) or "none"
     forms = "tensors" if x.forms == ["tensor"] else ", ".join(x.forms)
-    out = [f"{x.framework}@{x.version}: {len(x.operands)} operands ({forms}); ops {', '.join(x.ops)}; options {opts}"]
+    out = [f"{x.framework}@{x.version}: {counted(len(x.operands), 'operand')} ({forms}); ops {', '.join(x.ops)}; "
+           f"options {opts}"]
     out += [f"  {form}: not checked: {why}" for form, why in x.skipped_forms.items()]
     for f in x.findings:
         head = f"{f.op} vs {f.other}" if f.other else f.op
@@ -225,13 +226,13 @@ def check_lines(x) -> list[str]:
             out.append(f"{head}: {f.property}: not judged: {f.note}")
             continue
         if f.holds:
-            out.append(f"{head}: {f.property}: yes ({f.checked} {unit})")
+            out.append(f"{head}: {f.property}: yes ({counted(f.checked, unit)})")
             continue
         split = ""
         if f.kinds:
             split = (f" ({f.kinds.get('different_results', 0)} with different results, "
                      f"{f.kinds.get('one_refused', 0)} refused {refused})")
-        out.append(f"{head}: {f.property}: no: {f.count} of {f.checked} {unit} {what}{split}")
+        out.append(f"{head}: {f.property}: no: {tally(f.count, f.checked, unit, what)}{split}")
         out += [f"  {_example(f, e)}" for e in f.examples]
         if f.examples and f.count > len(f.examples):
             out.append(f"  ... and {f.count - len(f.examples)} more")
@@ -242,9 +243,8 @@ def check_lines(x) -> list[str]:
         out.append("claims: none")
     for c in x.claims:
         verdict = "holds" if c.holds else "does not hold"
-        n = c.counterexamples
         out.append(f"claim {c.property} = {str(c.claimed).lower()}: {verdict} "
-                   f"({n} counterexample{'' if n == 1 else 's'})")
+                   f"({counted(c.counterexamples, 'counterexample')})")
     return out
 
 
@@ -260,8 +260,17 @@ def _example(f, e: dict) -> str:
     return f"{e['a']}, {e['b']}: {o} -> {_outcome(e[o])}, {f.other} -> {_outcome(e[f.other])}"
 
 
-#: the counters a cast report's text line names, in its order
-CAST_COUNTS = ("exact", "rounded", "overflow_inf", "overflow_nan", "saturated", "wrapped", "nan_in",
-               "subnormal_out", "unpredictable")
+#: the counters a cast report's text names, in its order, with their words: each one that is not 0 (`exact`
+#: always), then any other counter
+CAST_COUNTS = {"exact": "exact", "rounded": "rounded", "overflow_inf": "overflowed to inf",
+               "overflow_nan": "overflowed to NaN", "saturated": "saturated", "wrapped": "wrapped",
+               "nan_in": "NaN in", "subnormal_out": "subnormal out", "unpredictable": "unpredictable"}
+
+
+def _cast_counts(stats: dict) -> str:
+    """The counts line of a cast report or a run's total: `  3 exact, 2106 rounded, 1 NaN in`."""
+    named = [(stats.get(k, 0), word) for k, word in CAST_COUNTS.items()]
+    named += [(v, k) for k, v in stats.items() if k not in CAST_COUNTS]
+    return "  " + ", ".join(f"{v} {word}" for v, word in named if v or word == "exact") + "\n"
 
 FORMAT = Text

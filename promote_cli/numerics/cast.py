@@ -1,5 +1,6 @@
 """`cast_array`: TOSA CAST of a numpy array, bit-exact with the TOSA reference model,
-with statistics. Checks the pair (`legality`), then runs the pair's kernel (`kernels`)
+with statistics. Takes the cast asked for (`legality.request`) and checks its pair once
+(`Converter`, which a file cast reuses for every chunk), then runs the pair's kernel (`kernels`)
 over cache-sized blocks, summing the statistics (`stats`); it casts large arrays in
 several threads at once (by default one per CPU), each taking the next block as it
 finishes one, with its own scratch buffers and counts."""
@@ -15,7 +16,7 @@ import numpy as np
 from promote_cli.errors import UsageError
 from promote_cli.numerics.blocks import BLOCK, Scratch
 from promote_cli.numerics.kernels import kernel_for
-from promote_cli.numerics.legality import check_pair
+from promote_cli.numerics.legality import CastRequest, request
 from promote_cli.numerics.stats import CastStats, Counts
 from promote_cli.vocab.numpy_types import canonical_of, numpy_dtype
 
@@ -90,11 +91,13 @@ def default_threads() -> int:
 MAX_DEFAULT_THREADS = 8
 
 
-def cast_array(x: np.ndarray, dst: str, *, src: str | None = None, mode: str = "tosa",
+def cast_array(x: np.ndarray, dst, *, src=None, mode: str = "tosa",
                saturate: bool = False, stats: bool = True,
                out: np.ndarray | None = None, threads: int | None = None) -> tuple[np.ndarray, CastStats | None]:
     """Cast `x` (values of dtype `src`) to `dst` with TOSA CAST semantics.
 
+    `dst` and `src` take any name of the vocabulary (`f16`, `float16`, `FP16`, `torch.float16`, ...) or a
+    numpy dtype (`np.float16`, `ml_dtypes.bfloat16`); `src` (default: x's dtype) reinterprets x's elements.
     Mode ``"tosa"`` accepts exactly the 52 ordered pairs TOSA 1.1 defines
     (`legality.LEGAL`); ``"extended"`` any pair of `legality.EXTENDED_TYPES`, where
     ``saturate=True`` clamps float overflow to the largest finite value.
@@ -104,40 +107,60 @@ def cast_array(x: np.ndarray, dst: str, *, src: str | None = None, mode: str = "
     elements are cast by `threads` threads (default `default_threads()`: the CPUs); the
     result and the statistics do not depend on how many.
     """
+    asked = request(dst, src, mode, saturate)
     x = np.asarray(x)
-    if src is None:
-        src = canonical_of(x.dtype)
-    elif x.dtype != numpy_dtype(src):
-        sdt = numpy_dtype(src)
-        if x.dtype.itemsize != sdt.itemsize:
+    if not x.dtype.isnative:  # the kernels read native values
+        x = x.astype(x.dtype.newbyteorder("="))
+    src = asked.src or canonical_of(x.dtype)
+    if x.dtype != numpy_dtype(src):
+        if x.dtype.itemsize != numpy_dtype(src).itemsize:
             raise UsageError(f"array of dtype {x.dtype} does not hold {src} values")
-        x = x.view(sdt)
-    check_pair(src, dst, mode)
-    if saturate and mode != "extended":
-        raise UsageError("--saturate needs --mode extended (TOSA CAST does not saturate floats)")
-    if not x.flags.c_contiguous:
-        x = x.copy(order="C")
-    if out is None:
-        out = np.empty(x.shape, numpy_dtype(dst))
-    else:
-        if out.dtype != numpy_dtype(dst) or out.size != x.size or not out.flags.c_contiguous:
-            raise ValueError("out must be a C-contiguous array of the output dtype and x's size")
-        out = out.reshape(x.shape)
-    flat_x = x.reshape(-1)
-    flat_o = out.reshape(-1)
-    kernel = kernel_for(src, dst, saturate)
-    n = flat_x.size
-    nthreads = default_threads() if threads is None else max(1, int(threads))
-    if nthreads > 1 and n >= PARALLEL_MIN:
-        acc = _cast_parallel(kernel, flat_x, flat_o, stats, nthreads)
-    else:
-        acc = Counts() if stats else None
-        sc = _scratch()
-        sc.hints.clear()
-        with np.errstate(all="ignore"):
-            for s in range(0, n, BLOCK):
-                kernel(flat_x[s:s + BLOCK], flat_o[s:s + BLOCK], acc, sc)
-    return out, (acc.result() if stats else None)
+        x = x.view(numpy_dtype(src))
+    return Converter(asked, src)(x, out=out, stats=stats, threads=threads)
+
+
+class Converter:
+    """The cast a `CastRequest` asks for, of values of the canonical type `src`: the pair checked and its
+    kernel found once (UsageError for a pair the mode does not define), then run on any number of arrays of
+    src's numpy dtype (a whole array, or each chunk of a file)."""
+
+    __slots__ = ("in_dtype", "out_dtype", "kernel")
+
+    def __init__(self, asked: CastRequest, src: str):
+        asked.check(src)
+        self.in_dtype = numpy_dtype(src)
+        self.out_dtype = numpy_dtype(asked.dst)
+        self.kernel = kernel_for(src, asked.dst, asked.saturate)
+
+    def __call__(self, x: np.ndarray, *, out: np.ndarray | None = None, stats: bool = True,
+                 threads: int | None = None) -> tuple[np.ndarray, CastStats | None]:
+        """`x` cast into `out` (default: a new array), as `cast_array` does; and its statistics unless
+        stats=False."""
+        if x.dtype != self.in_dtype:
+            raise ValueError(f"x must hold {self.in_dtype} elements, not {x.dtype}")
+        if not x.flags.c_contiguous:
+            x = x.copy(order="C")
+        if out is None:
+            out = np.empty(x.shape, self.out_dtype)
+        else:
+            if out.dtype != self.out_dtype or out.size != x.size or not out.flags.c_contiguous:
+                raise ValueError("out must be a C-contiguous array of the output dtype and x's size")
+            out = out.reshape(x.shape)
+        flat_x = x.reshape(-1)
+        flat_o = out.reshape(-1)
+        kernel = self.kernel
+        n = flat_x.size
+        nthreads = default_threads() if threads is None else max(1, int(threads))
+        if nthreads > 1 and n >= PARALLEL_MIN:
+            acc = _cast_parallel(kernel, flat_x, flat_o, stats, nthreads)
+        else:
+            acc = Counts() if stats else None
+            sc = _scratch()
+            sc.hints.clear()
+            with np.errstate(all="ignore"):
+                for s in range(0, n, BLOCK):
+                    kernel(flat_x[s:s + BLOCK], flat_o[s:s + BLOCK], acc, sc)
+        return out, (acc.result() if stats else None)
 
 
 def _cast_parallel(kernel, flat_x: np.ndarray, flat_o: np.ndarray, stats: bool, nthreads: int) -> Counts | None:

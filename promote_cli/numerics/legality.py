@@ -1,12 +1,14 @@
 """Which casts exist: the TOSA CAST type-support table, the types of the extended mode,
-routes through legal casts, and `check_pair`. Pure data and logic: no numpy."""
+routes through legal casts, `check_pair`, and a cast asked for (`CastRequest`, made by `request`).
+Pure data and logic: no numpy (a numpy dtype given as a type's name loads `vocab.numpy_types`)."""
 
 from __future__ import annotations
 
 import functools
 
 from promote_cli.errors import UsageError
-from promote_cli.vocab.dtypes import DTYPES
+from promote_cli.records import Record
+from promote_cli.vocab.dtypes import DTYPES, DType, lookup
 
 #: the element types TOSA CAST knows (canonical names), in the spec's order
 TOSA_TYPES: tuple[str, ...] = (
@@ -274,23 +276,69 @@ def _outside_hint(src: str, dst: str, foreign: list[str]) -> str:
                    f"{_exactly(inner, dst, src)}{where}")
 
 
+class CastRequest(Record, frozen=True):
+    """A cast as asked for, decided once where it enters (`promote cast`, `cast_file`, `cast_array`; see
+    `request`) and handed down as it is: the target's canonical name, the type the stored values are read as
+    (`--from`, canonical; None: the type the array or file says), the mode and whether float overflow
+    saturates."""
+
+    dst: str
+    src: str | None = None
+    mode: str = "tosa"
+    saturate: bool = False
+
+    def check(self, src: str) -> None:
+        """Raise UsageError unless the mode defines a cast from the canonical type `src` to the target; the
+        message names a legal route when one exists."""
+        if self.mode == "extended":
+            for t in (src, self.dst):
+                if t not in EXTENDED_TYPES:
+                    raise UsageError(f"cast --mode extended does not support {t}; supported types: "
+                                     + " ".join(EXTENDED_TYPES))
+        elif (src, self.dst) not in LEGAL:
+            _refuse_tosa(src, self.dst)
+
+
+def request(to, from_=None, mode: str = "tosa", saturate: bool = False) -> CastRequest:
+    """The `CastRequest` for a cast to `to` (any name `dtype_name` takes) of values stored as `from_` (None:
+    as the data says) in `mode`; UsageError for a missing or unknown type, an unknown mode, or `saturate`
+    outside the extended mode."""
+    if to is None or (isinstance(to, str) and not to.strip()):
+        raise UsageError("no target dtype given (--to)")
+    if mode not in MODES:
+        raise UsageError(f"unknown cast mode {mode!r}; choose one of: {', '.join(MODES)}")
+    if saturate and mode != "extended":
+        raise UsageError("--saturate needs --mode extended (TOSA CAST does not saturate floats)")
+    return CastRequest(dtype_name(to), None if from_ is None else dtype_name(from_), mode, bool(saturate))
+
+
+def dtype_name(value) -> str:
+    """The canonical name of a dtype given as any spelling of the vocabulary (`float16`, `FP16`,
+    `torch.float16`: case-insensitive; UsageError with suggestions for an unknown one), a `DType`, or a NumPy
+    dtype or scalar type (`np.float16`, `np.dtype("float16")`, `ml_dtypes.bfloat16`); TypeError for any other
+    object."""
+    if isinstance(value, str):
+        return value if value in DTYPES else lookup(value).name  # a canonical name is its own
+    if isinstance(value, DType):
+        return value.name
+    from promote_cli.vocab.numpy_types import canonical_of_type  # loads numpy: only for such an object
+
+    name = canonical_of_type(value)
+    if name is None:
+        raise TypeError(f"a dtype is a spelling such as 'f16', a DType or a NumPy dtype, not {value!r:.80}")
+    return name
+
+
 def check_pair(src: str, dst: str, mode: str = "tosa") -> None:
-    """Raise UsageError unless `mode` defines a cast from `src` to `dst`.
+    """Raise UsageError unless `mode` defines a cast from `src` to `dst` (`CastRequest.check`).
 
     The message names a legal route when one exists.
     """
-    if mode not in MODES:
-        raise UsageError(f"unknown cast mode {mode!r}; choose one of: {', '.join(MODES)}")
-    if mode == "extended":
-        for t in (src, dst):
-            if t not in EXTENDED_TYPES:
-                raise UsageError(
-                    f"cast --mode extended does not support {t}; supported types: "
-                    + " ".join(EXTENDED_TYPES)
-                )
-        return
-    if (src, dst) in LEGAL:
-        return
+    request(dst, mode=mode).check(dtype_name(src))
+
+
+def _refuse_tosa(src: str, dst: str) -> None:
+    """The UsageError for a pair TOSA CAST does not define, with the way to cast it."""
     head = f"TOSA CAST does not define {src} -> {dst}"
     if src == dst:
         raise UsageError(f"{head}: the input already has type {dst} (use --mode extended to copy)")

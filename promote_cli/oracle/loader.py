@@ -122,7 +122,7 @@ class _Checker:
             return self.str_of(raw, key, default)
         self.unknown_keys(raw, {"message"}, key)
         name = raw.get("message")
-        if name not in self.messages:
+        if not isinstance(name, str) or name not in self.messages:
             self.fail(f"{key}.message", f"{one_line(str(name))!r} names no message of this file "
                                         f"([messages]: {', '.join(self.messages) or 'none'})")
         self.used.add(name)

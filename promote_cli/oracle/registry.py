@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import re
 
-from promote_cli.errors import RuleFileError, UsageError
+from promote_cli.errors import RuleFileError, RulesHidden, UsageError, warn
 from promote_cli.oracle.loader import build, merge
 from promote_cli.oracle.loader import read_toml as _parse_toml
 from promote_cli.oracle.model import Ruleset
@@ -22,12 +22,14 @@ from promote_cli.oracle.model import Ruleset
 RULES_PATH_VARIABLE = "PROMOTE_RULES_PATH"
 _CACHE: dict[tuple[str, str], Ruleset] = {}  # (PROMOTE_RULES_PATH, spec) -> its ruleset
 _RAW: dict = {}  # path -> its TOML
+_NOTED: set = set()  # the hiding files already warned about (RulesHidden)
 
 
 def clear_cache() -> None:
     """Forget loaded rule files (after they changed on disk)."""
     _CACHE.clear()
     _RAW.clear()
+    _NOTED.clear()
 
 
 def read_toml(path) -> dict:
@@ -104,10 +106,26 @@ def _candidates():
 
 
 def _files() -> dict[str, str]:
+    return _scan()[0]
+
+
+def _scan() -> tuple[dict[str, str], dict[str, list[str]]]:
+    """Every rule file by its stem (earlier directories win), and the files each of them hides."""
     found: dict[str, str] = {}
+    hidden: dict[str, list[str]] = {}
     for stem, path in _candidates():
-        found.setdefault(stem, path)
-    return found
+        if found.setdefault(stem, path) != path:
+            hidden.setdefault(stem, []).append(path)
+    return found, hidden
+
+
+def _note_hiding(path: str, hidden: dict[str, list[str]]) -> None:
+    """Warn (RulesHidden), once a process, that the file about to be loaded hides others of its name."""
+    stem = os.path.basename(path)[: -len(".toml")]
+    if stem in hidden and path not in _NOTED:
+        _NOTED.add(path)
+        for other in hidden[stem]:
+            warn(RulesHidden(f"{path} hides {other}"))
 
 
 def names() -> list[str]:
@@ -176,7 +194,8 @@ def _find(spec: str, files: dict):
     raws = {stem: read_toml(path) for stem, path in group.items()}
     defaults = [stem for stem, raw in raws.items() if raw.get("default") is True]
     if len(defaults) > 1:
-        raise RuleFileError(f"{group[defaults[1]]}: default: {name} has two defaults ({', '.join(defaults)})")
+        claims = " and ".join(str(group[stem]) for stem in defaults)
+        raise RuleFileError(f"{group[defaults[1]]}: default: {name} has {len(defaults)} defaults: {claims}")
     if defaults:
         return group[defaults[0]]
     if name in group:
@@ -195,8 +214,9 @@ def load(spec: str) -> Ruleset:
     hit = _CACHE.get((rules_path, spec))
     if hit is not None:
         return hit
-    files = _files()
+    files, hidden = _scan()
     path = _find(spec, files)
+    _note_hiding(path, hidden)
     raw = _raw(path, files)
     rs = build(raw, str(path), cache=True)
     file_name = os.path.basename(path)
@@ -239,10 +259,7 @@ def shadowed() -> dict:
     named like a shipped one): stem -> the hidden paths (Paths), in path order."""
     from pathlib import Path
 
-    seen: dict[str, list] = {}
-    for stem, path in _candidates():
-        seen.setdefault(stem, []).append(Path(path))
-    return {stem: paths[1:] for stem, paths in seen.items() if len(paths) > 1}
+    return {stem: [Path(p) for p in paths] for stem, paths in _scan()[1].items()}
 
 
 def _stem_spec(stem: str) -> str:

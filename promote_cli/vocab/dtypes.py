@@ -157,13 +157,32 @@ def _build(name: str, t: dict, done: dict[str, DType]) -> DType:
                  specials=specials, signed=signed, numpy=numpy)
 
 
+#: the vocabulary's table of type families that are not covered (not a type)
+UNCOVERED = "uncovered"
+
+
+class Uncovered(Record, frozen=True):
+    """A family of types that frameworks have and promote does not cover: what each one is, and why."""
+
+    family: str
+    what: str
+    reason: str
+
+
 def load(path: str = DATA) -> tuple[dict[str, DType], dict[str, dict[str, list[str]]]]:
     """The types of a vocabulary file, in file order, and each one's spellings by framework."""
+    types, spellings, _ = load_all(path)
+    return types, spellings
+
+
+def load_all(path: str = DATA) -> tuple[dict[str, DType], dict[str, dict[str, list[str]]], dict[str, Uncovered]]:
+    """`load`, and each spelling (lower case) of a type family the file says is not covered."""
     from promote_cli import tomlcache
 
     with open(path, "rb") as handle:
         data = handle.read()
-    raw = tomlcache.loads(data, lambda: _parse(data))
+    raw = dict(tomlcache.loads(data, lambda: _parse(data)))
+    uncovered = _uncovered(raw.pop(UNCOVERED, {}))
     types: dict[str, DType] = {}
     spellings: dict[str, dict[str, list[str]]] = {}
     for name, table in raw.items():
@@ -171,7 +190,18 @@ def load(path: str = DATA) -> tuple[dict[str, DType], dict[str, dict[str, list[s
         spellings[name] = table.pop("spellings", {})
         types[name] = _build(name, table, types)
         _check_numpy_spelling(types[name], spellings[name])
-    return types, spellings
+    return types, spellings, uncovered
+
+
+def _uncovered(tables: dict) -> dict[str, Uncovered]:
+    out: dict[str, Uncovered] = {}
+    for family, table in tables.items():
+        if set(table) != {"is", "reason", "spellings"}:
+            raise ValueError(f"uncovered.{family}: needs exactly is, reason and spellings")
+        for names in table["spellings"].values():
+            for spelling in names:
+                out[spelling.lower()] = Uncovered(family, table["is"], table["reason"])
+    return out
 
 
 def _parse(data: bytes) -> dict:
@@ -194,7 +224,7 @@ def _check_numpy_spelling(d: DType, spellings: dict[str, list[str]]) -> None:
 
 
 # In the contract's order: bool, signed, unsigned, float, complex.
-DTYPES, SPELLINGS = load()
+DTYPES, SPELLINGS, _UNCOVERED = load_all()
 
 # Module prefixes that frameworks put in front of a dtype name.
 _PREFIXES = ("torch.", "paddle.", "np.", "numpy.", "jnp.", "jax.numpy.", "tf.", "tensorflow.",
@@ -210,6 +240,9 @@ def _index() -> dict[str, str]:
                 if index.setdefault(key, name) != name:
                     raise ValueError(f"dtype spelling {spelling!r} ({framework}) means both "
                                      f"{index[key]} and {name}")
+    for key, family in _UNCOVERED.items():
+        if key in index:
+            raise ValueError(f"dtype spelling {key!r} is both {index[key]} and uncovered ({family.family})")
     return index
 
 
@@ -227,8 +260,12 @@ def _normal(text: str) -> str:
 
 def lookup(name: str) -> DType:
     """The DType a (possibly framework-specific) name means; UsageError with suggestions if none."""
-    found = _INDEX.get(_normal(name))
+    key = _normal(name)
+    found = _INDEX.get(key)
     if found is None:
+        family = _UNCOVERED.get(key)
+        if family is not None:
+            raise UsageError(f"{name} is {family.what}; {family.reason}")
         raise UsageError(f"unknown dtype {name!r}{suggest(name)}")
     return DTYPES[found]
 

@@ -73,16 +73,24 @@ def parse(text) -> Operand:
     low = raw.lower()
     if low.startswith("py:"):
         kind = low[3:]
+        if not kind.strip():
+            raise UsageError(f"{raw!r} needs a kind after py: (py:bool, py:int, py:float or py:complex)")
         if kind not in PY_KINDS:
             raise UsageError(f"unknown Python scalar {raw!r} (use py:bool, py:int, py:float or py:complex)")
         return Operand(PYTHON, None, kind)
-    if low.startswith("0d:"):
-        return Operand(RANK0, lookup(raw[3:]))
-    if low.startswith("weak:"):
-        return Operand(WEAK, lookup(raw[5:]))
+    for prefix, form in (("0d:", RANK0), ("weak:", WEAK)):
+        if low.startswith(prefix):
+            return Operand(form, _dtype(raw, raw[len(prefix):], f"after {prefix} (e.g. {prefix}i8)"))
     if raw.endswith("?"):
-        return Operand(WEAK, lookup(raw[:-1]))
+        return Operand(WEAK, _dtype(raw, raw[:-1], "before ? (e.g. f32?)"))
     return Operand(TENSOR, lookup(raw))
+
+
+def _dtype(raw: str, name: str, where: str):
+    """The dtype a form's part names; a UsageError that says so when the part is empty (`0d:`)."""
+    if not name.strip():
+        raise UsageError(f"{raw!r} needs a dtype {where}")
+    return lookup(name)
 
 
 def of(dtype: DType | Operand, form: str = TENSOR) -> Operand:

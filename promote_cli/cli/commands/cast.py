@@ -16,18 +16,21 @@ from promote_cli.cli.options import declared
 
 @click.command("cast")
 @declared(definition.CAST)
-def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs):
+def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs, exclude):
     """Cast .npy files to DTYPE with TOSA CAST semantics.
 
     Streams in chunks (memory stays bounded), writes atomically (an interrupted
     cast leaves no partial output), never writes a file it reads, replaces only
     regular files (--force), and reports how many elements were exact, rounded,
-    overflowed, NaN in, subnormal out and unpredictable by the TOSA spec.
+    overflowed, NaN in, subnormal out and unpredictable by the TOSA spec (and, for
+    several files, their totals). A run of several files in which one has no cast to
+    DTYPE is refused before anything is written (leave it out with --exclude).
 
     Exit codes: 0 success; 1 a --fail-on condition happened; 2 usage or input
     error; 130 interrupted.
     """
-    sys.exit(casting.cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs, write=_echo))
+    sys.exit(casting.cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs, exclude,
+                          write=_echo))
 
 
 def _echo(text: str, err: bool) -> None:

@@ -43,19 +43,14 @@ def explain(operands, framework, op, options, fmt):
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def expect(file, fmt):
-    """Check FILE's expected answers, one a line: FRAMEWORK[:KEY=VALUE,...] A B [OP] -> RESULT
-    (or -> refused); # comments and blank lines are skipped. `-` reads standard input.
+    """Check FILE's expected answers, one a line: FRAMEWORK[:KEY=VALUE,...] A B [C ...] [OP] ->
+    RESULT (or -> refused); # comments and blank lines are skipped. `-` reads standard input.
 
     Exit codes: 0 every expectation holds, 1 some do not (each printed with its line number),
     2 a malformed line or an unreadable file.
     """
     if file == "-":
-        data = sys.stdin.buffer.read()
-        try:
-            lines = data.decode("utf-8").splitlines()
-        except UnicodeDecodeError:
-            raise UsageError("<stdin>: not UTF-8") from None
-        report = promote_cli.expect(lines, source="<stdin>")
+        report = promote_cli.expect(sys.stdin.buffer.read(), source="<stdin>")
     else:
         report = promote_cli.expect(file)
     formats.emit(formats.get(fmt).expectations(report))

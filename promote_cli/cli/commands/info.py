@@ -49,7 +49,8 @@ def frameworks(framework, fmt, verbose, color):
     """The rulesets this installation knows (bare NAME means the one marked default).
 
     A rule file that does not load is reported on stderr (and the exit code is 2) while the others are
-    listed; a file on PROMOTE_RULES_PATH that hides another of the same name is said on stderr.
+    listed; a file on PROMOTE_RULES_PATH that hides another of the same name is said on stderr (as by
+    every command that loads it).
     """
     rows, errors = [], []
     hidden = promote_cli.shadowed()
@@ -69,9 +70,6 @@ def frameworks(framework, fmt, verbose, color):
     details = [_details(r) for r in rows if r["notes"] or r["options"] or r["expressions"]] if verbose else []
     out = listing_format(fmt, color)
     formats.emit(out.records(formats.Records("rulesets", header, records, rows, details)))
-    for r in rows:
-        for path in r["hides"]:
-            click.echo(f"promote: note: {formats.one_line(r['path'])} hides {formats.one_line(path)}", err=True)
     for exc in errors:
         click.echo(f"promote: {formats.one_line(str(exc))}", err=True)
     if errors:

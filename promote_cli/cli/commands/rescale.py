@@ -10,6 +10,7 @@ import click
 
 import promote_cli
 from promote_cli import formats
+from promote_cli.cli import casting
 from promote_cli.cli.options import color_option, color_wanted, complete_path
 from promote_cli.errors import EXIT_OK, EXIT_USAGE, PromoteError, UsageError
 
@@ -93,6 +94,7 @@ def rescale(input, to, multiplier, shift, scale, input_zp, output_zp, scale32, r
             raise UsageError(f"--format {fmt} is for --list; a rescale reports in text or json")
         if input is None:
             raise UsageError("no input file given (or --list)")
+        casting.refuse_stdout(output)
         if to is None:
             raise UsageError("no output type given (--to)")
         if rounding == "inexact":

@@ -34,7 +34,7 @@ def verify(framework, recording, save, fmt, max_lines):
         bad_checks = sum(1 for _, _, bad in report.checks if bad)
         extra = f" and {bad_checks} of its own checks fail" if bad_checks else ""
         if report.cases:
-            verdict = f"on {len(report.mismatches)} of {report.cases} cases{extra}"
+            verdict = f"on {formats.of_count(len(report.mismatches), report.cases, 'case')}{extra}"
         else:  # an expression recording: its checks are all there is
             verdict = "on " + ", ".join(f"{len(bad)} of {n} {label}" for label, n, bad in report.checks if bad)
         click.echo(one_line(f"promote: {report.ruleset or framework} disagrees with {report.source} {verdict}"), err=True)
