@@ -11,7 +11,7 @@
     validate(["my-rules.toml"])                           # every problem of rule files
     explain("openvino", "i8", "u8").refused_by           # which rule decided, what options would change
     check("cann@opbase").findings                         # commutativity, associativity, ... with counterexamples
-    expect("examples/ci.expect").mismatches               # a CI file of `FW A B [C ...] [OP] -> RESULT` lines
+    expect("examples/ci.expect").mismatches               # a CI file of `FW A [B [C ...]] [OP] -> RESULT` lines
     lattice("jax").edges                                  # the Hasse diagram of a ruleset's order
     render(table("openvino"), "svg")                      # a payload in an output format (svg, html, dot, ...)
     cast_array(x, "f16")                                  # TOSA CAST of a numpy array (numpy loaded on use)
@@ -29,13 +29,13 @@ from promote_cli.vocab.dtypes import DTYPES, DType, aliases, lookup
 from promote_cli.vocab.operands import Operand
 from promote_cli.vocab.operands import parse as parse_operand
 
-__all__ = ["query", "query_n", "batch", "batch_write", "table", "diff", "parse_side", "check", "explain", "expect",
+__all__ = ["query", "query_n", "ops", "batch", "batch_write", "table", "diff", "parse_side", "check", "explain", "expect",
            "expr", "lattice", "load", "frameworks", "framework_names", "shadowed", "is_default", "dtypes", "aliases",
            "spellings", "verify", "validate", "cast_pairs", "cast_array", "cast_file", "plan_cast", "run_cast",
            "cast_totals", "defer_signals", "interrupted_by", "rescale_array", "rescale_file", "rescale_table", "render",
            "write_output", "write_outputs", "lookup", "parse_operand",
            # what the functions return
-           "Answer", "BatchLine", "Matrix", "Diff", "Check", "Explanation", "ExpectReport", "Expectation",
+           "Answer", "BatchLine", "Matrix", "Diff", "Column", "Check", "Explanation", "ExpectReport", "Expectation",
            "ExprResult", "Order", "Ruleset", "Report", "FileCheck", "CastRequest", "CastPlan", "Outcome",
            "CastReport", "CastTotals", "RescaleReport", "DType", "DTYPES", "Operand",
            "PromoteError", "Refusal", "RuleDefect", "RuleFileError", "RulesHidden", "UsageError"]
@@ -50,6 +50,7 @@ LAZY = {
     "Ruleset": "promote_cli.oracle.model.Ruleset",
     "Matrix": "promote_cli.oracle.matrix.Matrix",
     "Diff": "promote_cli.oracle.matrix.Diff",
+    "Column": "promote_cli.oracle.matrix.Column",
     "Check": "promote_cli.oracle.properties.Check",
     "Explanation": "promote_cli.oracle.explain.Explanation",
     "ExpectReport": "promote_cli.oracle.expect.ExpectReport",
@@ -79,33 +80,67 @@ def load(framework: str) -> Ruleset:
     return _load(framework)
 
 
-def query(framework: str, a, b, op: str = "add", options: dict | None = None) -> Answer:
+def query(framework: str, a, b=None, op: str = "add", options: dict | None = None) -> Answer:
     """The answer of `framework` for `a op b`; `.result` is None when the framework refuses. An operand is a
     spelling (`"i8"`, `"int8"`, `"0d:f32"`, `"py:int"`), a `DType`, an `Operand`, or a NumPy dtype or scalar type
-    (`np.dtype("int8")`, `np.int8`, `ml_dtypes.bfloat16`); any other object is a TypeError."""
-    from promote_cli.oracle.engine import answer
-
-    return answer(load(framework), a, b, op, options)
+    (`np.dtype("int8")`, `np.int8`, `ml_dtypes.bfloat16`); any other object is a TypeError. An op of the ruleset's
+    op groups (`promote ops`) takes its own number of operands: `query("numpy", "i8", op="sum")`."""
+    return _ask(load(framework), [a] if b is None else [a, b], op, options)
 
 
 def query_n(framework: str, operands, op: str = "add", options: dict | None = None) -> Answer:
     """The answer of `framework` for two or more operands (`result_type(a, b, c, ...)`), as the ruleset's
     `[nary]` says (folded pairwise from the left, or one join on a lattice); `.operands` lists them all.
     `operands` is a list of operands (as `query` takes them) or a string of them, `"i8 u8 f16"`, as the command
-    line's words."""
+    line's words. An op of the ruleset's op groups takes its own number of operands (`where`: three)."""
+    operands = operands.split() if isinstance(operands, str) else list(operands)
+    return _ask(load(framework), operands, op, options, pair=False)
+
+
+def _op_answer(rs, operands: list, op: str, options: dict | None) -> Answer:
+    from promote_cli.expressions.ops import answer as op_answer
+
+    return op_answer(rs, op, operands, options)
+
+
+def _ask(rs, operands: list, op: str, options: dict | None, pair: bool = True) -> Answer:
+    """A ruleset's answer for its operands: an op group's op, else the pair answer of the rules (`pair`, for two
+    operands) or their N-operand answer."""
+    if op in rs.op_names:
+        return _op_answer(rs, operands, op, options)
+    if len(operands) < 2:
+        _too_few(rs, op)
+    if len(operands) == 2 and pair:
+        from promote_cli.oracle.engine import answer
+
+        return answer(rs, operands[0], operands[1], op, options)
     from promote_cli.oracle.engine import answer_n
 
-    operands = operands.split() if isinstance(operands, str) else list(operands)
-    if len(operands) < 2:
-        raise UsageError("an N-operand query takes two or more operands")
-    return answer_n(load(framework), operands, op, options)
+    return answer_n(rs, operands, op, options)
+
+
+def _too_few(rs, op: str):
+    """UsageError: an unknown op (with the closest names), else a pair op given fewer than two operands."""
+    from promote_cli.oracle.engine import resolve_op
+
+    resolve_op(rs, op)
+    raise UsageError("query takes two operands (or more): promote query A B [C ...] -f FRAMEWORK")
+
+
+def ops(framework: str) -> list[dict]:
+    """Every op of the ruleset's op groups (`[opgroups]`, docs/ops.md), in the file's order: a dict per op with
+    `op`, `aliases`, `arity`, `group`, `rule` (the group's rule in one line), `doc` and `source`."""
+    from promote_cli.expressions.ops import listing
+
+    return listing(load(framework))
 
 
 MEMO_ENTRIES = 16384  # each of a batch's memos (operand spellings, canonical pairs, rendered lines) holds at most this many
 
 
 def batch(framework: str, lines, op: str = "add", options: dict | None = None) -> Iterator[BatchLine]:
-    """Answer `A B` lines in order: yields a `BatchLine` per line that is not blank or a `#` comment.
+    """Answer `A B` lines in order (an op group's op: `A`, `A B` or `A B C`, as many as it takes): yields a
+    `BatchLine` per line that is not blank or a `#` comment.
 
     `lines` is an iterable of str or bytes lines, or a binary stream (read in blocks of whole lines). A bytes
     line is decoded as UTF-8 on its own: an undecodable or overlong line gets its own error and the lines
@@ -145,23 +180,36 @@ def _asker(framework: str, op: str, options: dict | None):
     from promote_cli.oracle.engine import parse_options, resolve_op
 
     rs = load(framework)
+    if op in rs.op_names:  # an op group's op: its own number of operands a line
+        from promote_cli.expressions.ops import answer as op_answer
+        from promote_cli.expressions.ops import group_of
+
+        parse_options(rs, options)
+        return Asker(rs, op, options, MEMO_ENTRIES, group_of(rs, op).arity,
+                     lambda found: op_answer(rs, op, found, options))
     resolve_op(rs, op)
     parse_options(rs, options)
     return Asker(rs, op, options, MEMO_ENTRIES)
 
 
 def table(framework: str, types: list[str] | str | None = None, op: str = "add", options: dict | None = None, *,
-          common_types: bool = False, drop_refused: bool = False) -> Matrix:
+          common_types: bool = False, drop_refused: bool = False) -> Matrix | Column:
     """The promotion matrix (a `Matrix`: `.types`, `.results()`, `.absent`: the operands it lacks); `types` (a list
     of operands, or a string of them as `--types` takes it, `"i8,u8"`) may not repeat an operand. `common_types`
-    keeps only the operands the framework has, `drop_refused` only those with an answer in their row or column."""
-    from promote_cli.oracle.matrix import matrix
+    keeps only the operands the framework has, `drop_refused` only those with an answer in their row or column.
+    An op of one operand of the ruleset's op groups (`sum`) gives a `Column` instead: `.results`, a result per
+    operand."""
+    from promote_cli.oracle import matrix
 
-    return matrix(load(framework), types, op, options, common_types, drop_refused)
+    rs = load(framework)
+    if _arity(rs, op) == 1:
+        side = matrix.Side(framework, rs, dict(options or {}))
+        return matrix.column([side], types, op, _ask, common_types=common_types, drop_refused=drop_refused)
+    return matrix.matrix(rs, types, op, options, common_types, drop_refused, ask=_ask)
 
 
 def diff(*sides, types: list[str] | str | None = None, op: str = "add", options: dict | None = None,
-         common_types: bool = False, drop_refused: bool = False) -> Diff:
+         common_types: bool = False, drop_refused: bool = False) -> Diff | Column:
     """The cells where rulesets answer differently (a `Diff`: `.frameworks`, `.differences`).
 
     `diff("cann", "cann@opbase")` or `diff(["openvino", ("openvino", {"promote_unsafe": True})])`:
@@ -169,12 +217,28 @@ def diff(*sides, types: list[str] | str | None = None, op: str = "add", options:
     (NAME, options). `options` applies to every side that has the option; an option no side has,
     or a side's own option its ruleset lacks, is a UsageError (as on the command line). `common_types` compares only the
     operands every side has, `drop_refused` leaves out those no side answers any pair of (`.absent`: per side,
-    the operands it lacks).
+    the operands it lacks). An op of one operand of the sides' op groups (`sum`) gives a `Column`: every
+    operand with each side's result, `.differences` those where they differ.
     """
     from promote_cli.oracle import matrix
 
-    return matrix.diff(matrix.sides(sides, options), types, op, options, common_types=common_types,
-                       drop_refused=drop_refused)
+    loaded = matrix.sides(sides, options)
+    arity = next((_arity(s.ruleset, op) for s in loaded if op in s.ruleset.op_names), 2)
+    if arity == 1:
+        return matrix.column(loaded, types, op, _ask, common_types=common_types, drop_refused=drop_refused)
+    return matrix.diff(loaded, types, op, options, common_types=common_types, drop_refused=drop_refused, ask=_ask)
+
+
+def _arity(rs, op: str) -> int:
+    """How many operands `op` takes in ruleset `rs` (2 for a pair op of its rules); UsageError for three, which no
+    table shows."""
+    if op not in rs.op_names:
+        return 2
+    arity = rs.opgroups[rs.op_names[op]].arity
+    if arity == 3:
+        raise UsageError(f"{op} takes three operands, which no table shows: ask `promote query A B C --op {op}` "
+                         "or --batch")
+    return arity
 
 
 def check(framework: str, op: str | None = None, options: dict | None = None, forms="tensor", limit: int = 5) -> Check:
@@ -188,23 +252,35 @@ def check(framework: str, op: str | None = None, options: dict | None = None, fo
     return _check(load(framework), op, options, forms, limit)
 
 
-def explain(framework: str, a, b, op: str = "add", options: dict | None = None) -> Explanation:
+def explain(framework: str, a, b=None, op: str = "add", options: dict | None = None, c=None) -> Explanation:
     """Why `framework` answers `a op b` as it does (an `Explanation`): the `[[rules]]` clause that decided, the
     table cells and lattice joins it consulted (with the chain of edges to each join), the `[[after]]` clauses
-    that applied or refused, the reason, and the answer under every other value of each option."""
+    that applied or refused, the reason, and the answer under every other value of each option. An op of the
+    ruleset's op groups takes its own operands (`b`, `c` when it has them) and names its group and rule."""
+    rs = load(framework)
+    given = [x for x in (a, b, c) if x is not None]
+    if op in rs.op_names:
+        from promote_cli.expressions.ops import explain as explain_op
+
+        return explain_op(rs, op, given, options)
     from promote_cli.oracle.explain import explain as _explain
 
-    return _explain(load(framework), a, b, op, options)
+    if len(given) != 2:
+        from promote_cli.oracle.engine import resolve_op
+
+        resolve_op(rs, op)
+        raise UsageError("explain takes two operands: promote explain A B -f FRAMEWORK")
+    return _explain(rs, a, b, op, options)
 
 
 def expect(path_or_lines, source: str | None = None) -> ExpectReport:
-    """Check an expect file (a path, its bytes, or its lines): each `FRAMEWORK[:KEY=VALUE,...] A B [C ...] [OP] ->
+    """Check an expect file (a path, its bytes, or its lines): each `FRAMEWORK[:KEY=VALUE,...] A [B [C ...]] [OP] ->
     RESULT` line is asked and compared (three or more operands as `query_n` asks them; an `ExpectReport` of
     `Expectation`s); `#` comments and blank lines are skipped. A malformed line, one that cannot be asked (unknown
     framework, dtype, op or option), or bytes that are not UTF-8, is a UsageError naming its line number."""
     from promote_cli.oracle.expect import expect as _expect
 
-    return _expect(path_or_lines, source)
+    return _expect(path_or_lines, source, _ask)
 
 
 def expr(text: str, framework: str, options: dict | None = None) -> ExprResult:
@@ -212,12 +288,14 @@ def expr(text: str, framework: str, options: dict | None = None) -> ExprResult:
 
     `.result` is the final operand (`i16`, `weak:f32`, `0d:f32`, `py:float`), None when the framework
     refuses a step (`.refusal` names the sub-expression and its columns); `.tree` holds every node's
-    `Step` (source span, operand, weak flag, deciding rule). A malformed expression raises
+    `Step` (source span, operand, weak flag, deciding rule). The ruleset's op groups' ops are calls with their
+    own number of arguments, `sum(x:i8) / 2`, and `x @ y` is its group's `@` (docs/ops.md). A malformed expression raises
     `ExpressionSyntaxError` (a UsageError with the position: `.context_lines()` draws the caret); an
     operator or literal the framework's `[expressions]` rules lack is a UsageError too."""
     from promote_cli.expressions.evaluate import evaluate
+    from promote_cli.expressions.ops import answer as op_answer
 
-    return evaluate(load(framework), text, options)
+    return evaluate(load(framework), text, options, op_answer)
 
 
 def lattice(framework: str, op: str = "add", options: dict | None = None, *, name: str | None = None,

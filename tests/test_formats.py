@@ -75,7 +75,8 @@ def test_file_reports_render_through_the_formats_with_their_paths_on_one_line(tm
 PAYLOADS = {"query": {"answer", "batch_line"}, "table": {"matrix", "diff", "records"}, "expr": {"expression"},
             "explain": {"explanation"}, "expect": {"expectations"}, "check": {"check"}, "lattice": {"order"},
             "cast": {"cast_outcome", "cast_summary"}, "rescale": {"rescale_report", "records"}, "verify": {"report"},
-            "validate": {"validation"}, "frameworks": {"records"}, "dtypes": {"records"}}
+            "validate": {"validation"}, "frameworks": {"records"}, "dtypes": {"records"},
+            "ops": {"records"}}
 #: formats a command offers through options of their own rather than --format (`table --svg FILE`)
 OWN_FLAGS = {"table": {"svg", "html"}}
 

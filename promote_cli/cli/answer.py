@@ -14,9 +14,11 @@ def printed(framework: str | None, operands, op: str, options, fmt: str) -> tupl
     PromoteError when it cannot be asked."""
     framework, opts = framework_options(framework, options)
     out = formats.get(fmt)
-    if len(operands) < 2:
+    if not operands:
         raise UsageError("query takes two operands (or more): promote query A B [C ...] -f FRAMEWORK")
-    if len(operands) == 2:
+    if len(operands) == 1:  # an op of one operand (`--op sum`); a pair op says it takes two
+        ans = promote_cli.query(framework, operands[0], None, op, opts)
+    elif len(operands) == 2:
         ans = promote_cli.query(framework, operands[0], operands[1], op, opts)
     else:
         ans = promote_cli.query_n(framework, operands, op, opts)
@@ -28,7 +30,7 @@ def printed(framework: str | None, operands, op: str, options, fmt: str) -> tupl
 
 def refusal_line(ans) -> str:
     """One line for stderr explaining a refusal, with the option that would allow the pair."""
-    if ans.operands is not None and len(ans.operands) > 2:
+    if ans.operands is not None and len(ans.operands) != 2:
         text = f"{ans.framework}@{ans.version} refuses {ans.op} of {', '.join(ans.operands)}: {ans.refusal}"
     else:
         text = f"{ans.framework}@{ans.version} refuses {ans.a} {ans.op} {ans.b}: {ans.refusal}"

@@ -27,6 +27,7 @@ from promote_cli.formats import one_line
 COMMANDS = {
     "query": ("promote_cli.cli.commands.query", "query", "The common dtype of two operands (or more)."),
     "table": ("promote_cli.cli.commands.table", "table", "The full promotion matrix, or the differences of two or more."),
+    "ops": ("promote_cli.cli.commands.info", "ops", "A framework's ops by its own names: arity, group, rule."),
     "expr": ("promote_cli.cli.commands.expr", "expr", "The result type of a whole expression, node by node."),
     "explain": ("promote_cli.cli.commands.explain", "explain", "Which rule decides a pair, and what other options give."),
     "expect": ("promote_cli.cli.commands.explain", "expect", "Check a file of expected answers (for CI)."),

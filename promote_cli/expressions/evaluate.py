@@ -137,7 +137,7 @@ def _shape(operand: Operand, rank: int | None) -> Operand:
 
 
 class _Evaluator:
-    def __init__(self, rs: Ruleset, text: str, options: dict | None):
+    def __init__(self, rs: Ruleset, text: str, options: dict | None, op_answer=None):
         if rs.expressions is None:
             raise UsageError(f"{rs.key} has no [expressions] rules: its rule file does not say how its "
                              f"operators evaluate (docs/rules.md, \"Expressions\", lists the frameworks that do)")
@@ -147,6 +147,7 @@ class _Evaluator:
         self.options = options or {}
         self.values = engine.parse_options(rs, self.options)
         self.variables: dict[str, tuple[Operand, syntax.Node]] = {}
+        self.op_answer = op_answer  # (ruleset, op, operands, options) -> Answer: an op group's op (`ops.answer`)
 
     def caret_error(self, message: str, span) -> syntax.ExpressionSyntaxError:
         return syntax.ExpressionSyntaxError(message, self.text, span[0], span[1], what="expression")
@@ -247,13 +248,18 @@ class _Evaluator:
         step = Step("binary", node.op, self.source(node), node.span, None, "", children=[cx, cy])
         if x.operand.form == PYTHON and y.operand.form == PYTHON:
             return self.python(node.op, x, y, step)
+        if node.op not in self.rules.operators and self.group_op(node.op):
+            return self.group(node.op, [x, y], step)
         spec = self.operator(node.op, node)
         return self.promote(spec, [x, y], x, y, step)
 
     def eval_call(self, node: syntax.Node):
         arity = operators.CALLS.get(node.op)
+        if (arity is None or node.op not in self.rules.operators) and self.group_op(node.op):
+            return self.group_call(node)
         if arity is None:
-            raise self.caret_error(f"unknown function {node.op!r} (functions: {', '.join(operators.CALLS)})",
+            ops = f"; ops: `promote ops -f {self.rs.name}`" if self.rs.op_names else ""
+            raise self.caret_error(f"unknown function {node.op!r} (functions: {', '.join(operators.CALLS)}{ops})",
                                    (node.span[0], node.span[0] + len(node.op)))
         if len(node.children) != arity:
             raise self.caret_error(f"{node.op} takes {arity} arguments, not {len(node.children)}", node.span)
@@ -269,6 +275,31 @@ class _Evaluator:
                 raise _Refused(message, step)
             return self.promote(spec, args, args[1], args[2], step)
         return self.promote(spec, args, args[0], args[1], step)
+
+    # ---- op groups (`[opgroups]`): a call of an op by its name, `@` -----------------------------
+
+    def group_op(self, name: str) -> bool:
+        return self.op_answer is not None and name in self.rs.op_names
+
+    def group_call(self, node: syntax.Node):
+        group = self.rs.opgroups[self.rs.op_names[node.op]]
+        if len(node.children) != group.arity:
+            raise self.caret_error(f"{node.op} takes {group.arity} argument{'s' * (group.arity != 1)}, not "
+                                   f"{len(node.children)}", node.span)
+        evaluated = [self.eval(child) for child in node.children]
+        step = Step("call", node.op, self.source(node), node.span, None, "", children=[c for _, c in evaluated])
+        return self.group(node.op, [v for v, _ in evaluated], step)
+
+    def group(self, op: str, args: list[_Value], step: Step):
+        """An op group's op over the evaluated operands (their forms as the ops see them)."""
+        got = self.op_answer(self.rs, op, [v.operand for v in args], self.options)
+        step.rule, step.reason = got.rule or "", got.reason
+        if got.result is None:
+            raise _Refused(got.refusal, step)
+        result = got.result_operand
+        step.operand = str(result)
+        rank = None if result.form == PYTHON else 0 if result.form == RANK0 else 1
+        return _Value(result, rank), step
 
     # ---- the pieces ----------------------------------------------------------------
 
@@ -390,11 +421,12 @@ def _native(rs: Ruleset, d: DType) -> str:
     return dtypes.native_names(rs.name).get(d.name, d.name)
 
 
-def evaluate(rs: Ruleset, text: str, options: dict | None = None) -> ExprResult:
+def evaluate(rs: Ruleset, text: str, options: dict | None = None, op_answer=None) -> ExprResult:
     """Parse and evaluate `text` in ruleset `rs`: an ExprResult (refusals are results; malformed
-    expressions, unknown types and operators a framework lacks raise UsageError)."""
+    expressions, unknown types and operators a framework lacks raise UsageError). With `op_answer`
+    (`expressions.ops.answer`), calls of the ruleset's op groups' ops and `@` are answered by their groups."""
     tree = syntax.parse(text)
-    ev = _Evaluator(rs, text, options)
+    ev = _Evaluator(rs, text, options, op_answer)
     shown = {k: v.name if isinstance(v, DType) else v for k, v in ev.values.items()}
     try:
         value, step = ev.eval(tree)

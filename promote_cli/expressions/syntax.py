@@ -24,9 +24,9 @@ MAX_CHAIN = 200       # depth of the tree, chains of operators included (a + b +
 MAX_NODES = 1000      # operators, literals, variables and calls in all
 
 UNARY = tuple(operators.UNARY)
-COMPARISONS, LEVELS = operators.COMPARISONS, operators.LEVELS
+COMPARISONS, LEVELS = operators.COMPARISONS, operators.SYNTAX_LEVELS
 #: every token of punctuation, the longest first (`**` before `*`)
-PUNCTUATION = tuple(sorted(operators.BINARY, key=len, reverse=True)) + ("(", ")", ",")
+PUNCTUATION = tuple(sorted(operators.BINARY + operators.GROUP_ONLY, key=len, reverse=True)) + ("(", ")", ",")
 #: characters an operand (the part after `NAME:`) may hold: dtype spellings, forms, `?`
 OPERAND_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_:.?")
 NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")

@@ -80,6 +80,7 @@ class Format:
     name = ""
     summarises = False  # whether `diff` holds the diff's summary (else the command prints it on stderr)
     unanswered = "the `error:` lines"  # where a batch's lines that could not be answered are, in its output
+    refused_mark = REFUSED_TEXT  # how a column of an op's results shows a refusal
 
     def __init__(self, color: bool = False, width: int | None = None):
         self.color = color
@@ -102,6 +103,10 @@ class Format:
 
     def records(self, r: Records) -> str:
         self._none("a listing")
+
+    def column(self, c) -> str:
+        """An op of one operand over its operands (`promote table --op sum`): a listing of each side's result."""
+        return self.records(column_records(c, self.refused_mark))
 
     def report(self, r, limit: int) -> str:
         self._none("a verification report")
@@ -134,7 +139,7 @@ class Format:
 
 
 #: the method of `Format` that renders a payload, by the payload's class name
-METHODS = {"Answer": "answer", "Matrix": "matrix", "Diff": "diff", "Records": "records", "Explanation": "explanation",
+METHODS = {"Answer": "answer", "Matrix": "matrix", "Diff": "diff", "Column": "column", "Records": "records", "Explanation": "explanation",
            "ExpectReport": "expectations", "Order": "order", "Check": "check"}
 
 
@@ -263,6 +268,14 @@ def diff_summary(d) -> str:
     return one_line(f"{head}: {tally(s['differing'], s['cells'], 'cell', 'differ')}: {kinds}")
 
 
+def column_summary(c) -> str:
+    """A column of two sides or more in one line: the sides, the op, how many operands they answer differently."""
+    head, n, differing = diff_head(c), len(c.types), len(c.differences)
+    if not differing:
+        return one_line(f"{head}: all {n} operands agree")
+    return one_line(f"{head}: {differing} of {n} operands differ")
+
+
 def broken_claims(x) -> str:
     """A check's verdict on the claims its rule file makes that do not hold, in one line."""
     parts = [f"{c.property} = {str(c.claimed).lower()}" for c in x.broken]
@@ -299,3 +312,20 @@ def legend(marks: set[str], refused: str, what: str) -> str:
     if ABSENT in marks:
         parts.append(f"{ABSENT}: {what} has no such type (or operand form)")
     return "   ".join(parts)
+
+
+def column_records(c, refused: str) -> Records:
+    """A `Column` as a listing: a row per operand, its result on each side (`shown`), and with two sides or more a
+    `*` where they differ; json has the column's own data."""
+    heads = list(c.versions) if len(c.frameworks) == 1 else side_heads(c)
+    header = [one_line(f"{' '.join(heads)} {c.op}") if len(heads) == 1 else "a", *([] if len(heads) == 1 else heads)]
+    if len(heads) == 1:
+        header = [header[0], "result"]
+    rows = []
+    for a, row in zip(c.types, c.results):
+        cells = [shown(r, refused, a in c.absent.get(f, ())) for f, r in zip(c.frameworks, row)]
+        mark = ["*" if len(set(row)) > 1 else ""] if len(heads) > 1 else []
+        rows.append([a, *cells, *mark])
+    if len(heads) > 1:
+        header.append("differs")
+    return Records(f"{c.op}", header, rows, c.to_dict())

@@ -19,6 +19,7 @@ def _rows(header: list[str], rows) -> str:
 
 class Csv(Format):
     name = "csv"
+    refused_mark = REFUSED_CSV
 
     def matrix(self, m) -> str:
         return _rows([corner(m)] + m.types, ([a] + row for a, row in zip(m.types, matrix_rows(m, REFUSED_CSV))))

@@ -22,6 +22,7 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 
 class Markdown(Format):
     name = "markdown"
+    refused_mark = REFUSED_MARKDOWN
 
     def matrix(self, m) -> str:
         rows = [[f"**{a}**"] + row for a, row in zip(m.types, matrix_rows(m, REFUSED_MARKDOWN))]

@@ -53,6 +53,7 @@ def _legend(rows, what: str) -> list[str]:
 
 class Rich(Format):
     name = "rich"
+    refused_mark = REFUSED_MARKDOWN
     summarises = True
 
     def _console(self) -> Console:

@@ -144,6 +144,8 @@ def _outcome(result: str | None) -> str:
 
 
 def _clause(c: dict) -> str:
+    if c["section"] == "opgroups":
+        return f"[opgroups.{c['name']}] {c['rule']} ({c['doc']}; source: {c['source']})"
     parts = [f"[[{c['section']}]] {c['name']!r}"]
     if "ops" in c:
         parts.append(f"ops {', '.join(c['ops'])}")
@@ -157,6 +159,8 @@ def _clause(c: dict) -> str:
 def explanation_lines(x) -> list[str]:
     """`promote explain` as lines: the answer, the deciding clause, each lookup, the options' alternatives."""
     head = f"{x.framework}@{x.version}: {x.a} {x.op} {x.b} -> {_outcome(x.result)}"
+    if x.operands is not None:  # an op group's op: op(operands)
+        head = f"{x.framework}@{x.version}: {x.op}({', '.join(x.operands)}) -> {_outcome(x.result)}"
     out = [head + (f" (op group {x.op_group})" if x.op_group != x.op else "")]
     out += [f"  operand: {line}" for line in x.operand_policy]
     if any(not n[0].isalnum() or ":" in n for n in x.normalised):

@@ -1,4 +1,4 @@
-"""`promote query --batch`: lines of `A B` answered by canonical operands, through bounded memos.
+"""`promote query --batch`: lines of `A B` (an op group's op: its one to three operands) answered by canonical operands, through bounded memos.
 
     asker = Asker(ruleset, "add", options, entries=16384)
     asker.line("I8 uint8  # a comment")      # (("I8", "uint8"), Answer, None, pair key); None for a blank
@@ -48,14 +48,17 @@ class BatchLine(Record):
 class Asker:
     """Answers decoded batch lines of one ruleset, op and options, remembering what it parsed and asked."""
 
-    def __init__(self, rs, op: str, options, entries: int):
+    def __init__(self, rs, op: str, options, entries: int, arity: int = 2, ask=None):
+        """`arity` operands a line (an op group's op takes one to three); `ask(operands)` answers them (default:
+        the ruleset's pair answer for `op`)."""
         from promote_cli.oracle.engine import answer
 
         self.rs, self.op, self.options, self.entries = rs, op, options, max(1, entries)
-        self._answer = answer
+        self.arity = arity
+        self._ask = ask or (lambda pair: answer(rs, pair[0], pair[1], op, options))
         self.tokens: dict = {}  # operand as written -> (Operand, index of its canonical spelling) or (None, error)
         self.canonical: dict = {}  # canonical spelling -> its index (a finite set: the vocabulary's operands)
-        self.pairs: dict = {}  # pair key -> (answer, None) or (None, the error asking raised)
+        self.pairs: dict = {}  # operands' key -> (answer, None) or (None, the error asking raised)
 
     def remember(self, memo: dict, key, value):
         """Store in a bounded memo: a full memo starts again, empty."""
@@ -90,20 +93,21 @@ class Asker:
         if not text:
             return None
         parts = tuple(text.split())
-        if len(parts) != 2:
+        if len(parts) != self.arity:
             shown = text if len(text) <= 80 else text[:77] + "..."
-            return parts, None, UsageError(f"expected `A B`, got {shown!r}"), None
-        ta = self.token(parts[0])
-        if ta[0] is None:
-            return parts, None, ta[1], None
-        tb = self.token(parts[1])
-        if tb[0] is None:
-            return parts, None, tb[1], None
-        key = ta[1] * _WIDTH + tb[1]
+            wanted = "`A B`" if self.arity == 2 else f"{self.arity} operand{'s' * (self.arity > 1)} ({self.op})"
+            return parts, None, UsageError(f"expected {wanted}, got {shown!r}"), None
+        found, key = [], 0
+        for part in parts:
+            token = self.token(part)
+            if token[0] is None:
+                return parts, None, token[1], None
+            found.append(token[0])
+            key = key * _WIDTH + token[1]
         hit = self.pairs.get(key)
         if hit is None:
             try:
-                hit = (self._answer(self.rs, ta[0], tb[0], self.op, self.options), None)
+                hit = (self._ask(found), None)
             except PromoteError as exc:
                 hit = (None, exc)
             self.remember(self.pairs, key, hit)
@@ -243,6 +247,8 @@ def write_rendered(asker: Asker, lines, render, write, limit: int = MAX_LINE_BYT
                                                          asker.rs.version)) + "\n")
         if ans.result is None:
             status = max(status, 1)
+        if len(parts) != 2:  # an op of one or three operands: its lines come through here
+            return text
         a, b = parts
         if len(a) <= TOKEN_CHARS and len(b) <= TOKEN_CHARS:  # a's index does not change: kept apart from b's
             remember(left, a, key - key % _WIDTH)

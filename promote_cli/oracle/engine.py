@@ -139,6 +139,16 @@ def _complex_of(x) -> DType:
     raise Refusal(f"there is no complex type with {d} parts")
 
 
+_PY_KINDS = {"bool": "bool", "signed": "int", "unsigned": "int", "float": "float", "complex": "complex"}
+
+
+def _python_scalar(x) -> Operand:
+    """The Python scalar of x's kind (`py(i64)` is `py:int`): what an op gives back for a Python scalar."""
+    if isinstance(x, Operand) and x.form == PYTHON:
+        return x
+    return Operand(PYTHON, None, _PY_KINDS[_dt(x).kind])
+
+
 def _real_of(x) -> DType:
     d = _dt(x)
     if d.kind != "complex":
@@ -243,6 +253,7 @@ def _environment(rs: Ruleset) -> dict:
         complex_of=_complex_of,
         real_of=_real_of,
         weak=lambda x: Operand(WEAK, _dt(x)),
+        py=_python_scalar,
         strong=lambda x: Operand(TENSOR, _dt(x)),
         table=table,
         join=join,
@@ -307,6 +318,10 @@ def resolve_op(rs: Ruleset, op: str) -> str:
     if group is None:
         import difflib
 
+        if rs.op_names:  # the framework's ops by name: the closest of them all
+            close = difflib.get_close_matches(op, [*rs.op_names, *rs.op_index], n=4, cutoff=0.5)
+            hint = f"; closest: {', '.join(close)}" if close else f"; `promote ops -f {rs.name}` lists them"
+            raise UsageError(f"{rs.key} has no op {op!r}{hint}")
         close = difflib.get_close_matches(op, list(rs.op_index), n=3)
         hint = f" (did you mean {', '.join(close)}?)" if close else ""
         raise UsageError(f"{rs.key} has no op {op!r}{hint}; ops: {', '.join(rs.op_index)}")

@@ -76,9 +76,11 @@ class Explanation:
     refused_by: dict | None         # the [[after]] clause that refused, if one did
     steps: list[Step]
     alternatives: list[Alternative]
+    operands: list[str] | None = None  # an op group's operands (one to three); None for a pair of the rules
 
     def to_dict(self) -> dict:
-        return {"framework": self.framework, "version": self.version, "op": self.op, "op_group": self.op_group,
+        extra = {"operands": self.operands} if self.operands is not None else {}
+        return {**extra, "framework": self.framework, "version": self.version, "op": self.op, "op_group": self.op_group,
                 "a": self.a, "b": self.b, "normalised": list(self.normalised),
                 "operand_policy": self.operand_policy, "options": self.options, "result": self.result,
                 "error": self.refusal, "reason": self.reason, "rule": self.rule, "rule_result": self.rule_result,
@@ -133,7 +135,7 @@ def _steps(rs: Ruleset, trace: list) -> list[Step]:
     return out
 
 
-def _values(opt) -> list:
+def option_values(opt) -> list:
     """Every value of an option worth trying: both booleans, each choice, the dtypes it names, its hints."""
     if opt.type == "bool":
         return [False, True]
@@ -182,7 +184,7 @@ def explain(rs: Ruleset, a, b, op: str = "add", options: dict | None = None) -> 
 def _alternatives(rs: Ruleset, a, b, op: str, values: dict) -> list[Alternative]:
     out = []
     for name, opt in rs.options.items():
-        for v in _values(opt):
+        for v in option_values(opt):
             current = values[name]
             if (v.name if isinstance(v, DType) else v) == (current.name if isinstance(current, DType) else current):
                 continue

@@ -37,9 +37,11 @@ SCHEMA = 2          # the newest schema this promote reads
 SCHEMAS = (1, 2)    # every schema it reads; a file without `schema` is schema 1
 TOP_KEYS = {"schema", "name", "version", "default", "description", "source", "follows", "extends", "types",
             "unsupported_type", "notes", "probe", "operands", "options", "ops", "tables", "lattices",
-            "rules", "after", "sets", "op_lists", "let", "nary", "maps", "claims", "expressions", "messages"}
-SCHEMA2_KEYS = ("sets", "op_lists", "let", "nary", "maps", "expressions", "messages")
-MERGED_KEYS = ("tables", "lattices", "options", "ops", "sets", "op_lists", "let", "maps", "expressions", "messages")
+            "rules", "after", "sets", "op_lists", "let", "nary", "maps", "claims", "expressions", "messages",
+            "opgroups"}
+SCHEMA2_KEYS = ("sets", "op_lists", "let", "nary", "maps", "expressions", "messages", "opgroups")
+MERGED_KEYS = ("tables", "lattices", "options", "ops", "sets", "op_lists", "let", "maps", "expressions", "messages",
+               "opgroups")
 RESERVED = frozenset({"a", "b", "op", "result", "true", "false", "True", "False"})
 #: `kind:WORD` in a set: the file's types of these vocabulary kinds.
 KIND_WORDS = {**{k: (k,) for k in dtypes.KINDS}, "int": ("signed", "unsigned")}
@@ -57,7 +59,7 @@ CLAUSE_KEYS = {"name", "ops", "if", "symmetric", "result", "refuse", "weak", "re
 FUNCTIONS = frozenset(("is_bool", "is_int", "is_signed", "is_unsigned", "is_float", "is_complex", "kind", "priority",
              "is_tensor", "is_rank0", "is_python", "is_weak", "dtype", "bits", "exp_bits", "man_bits",
              "signed_int", "unsigned_int", "smallest_int", "smallest_float", "complex_of", "real_of",
-             "weak", "strong", "table", "join", "mapped", "max", "min", "abs"))
+             "weak", "strong", "py", "table", "join", "mapped", "max", "min", "abs"))
 MESSAGE_FIELDS = {"a", "b", "op", "op_group", "result"}
 
 
@@ -125,6 +127,12 @@ class _Checker:
                                         f"([messages]: {', '.join(self.messages) or 'none'})")
         self.used.add(name)
         return self.messages[name]
+
+    def refusal(self, key: str, refuse_if, raw, fields, lists=()) -> str | None:
+        """The `refuse` message that goes with a `refuse_if` expression (None when neither is given)."""
+        if (refuse_if is None) != (raw is None):
+            self.fail(key, "refuse_if and refuse go together")
+        return None if raw is None else self.template(raw, f"{key}.refuse", fields, lists)
 
     def template(self, raw, key: str, fields, lists=()) -> str:
         """A message template (a string or a `[messages]` reference); `{NAME}` must be one of `fields`;
@@ -314,6 +322,10 @@ def _build(raw: dict, path: str, sites: dict | None) -> tuple[Ruleset, dict]:
     rs.claims = _claims(check, raw.get("claims", {}))
     if "expressions" in raw:
         rs.expressions = _expressions(check, raw["expressions"], rs, scope)
+    if "opgroups" in raw:
+        from promote_cli.oracle.opgroups import opgroups
+
+        rs.opgroups, rs.op_names = opgroups(check, raw["opgroups"], rs, scope, MESSAGE_FIELDS)
     unused = [name for name in check.messages if name not in check.used]
     if unused:
         check.fail(f"messages.{unused[0]}", "no message site names it (`{ message = \"" + unused[0] + "\" }`)")
@@ -843,6 +855,19 @@ class _Scope:
                 node.args[0] = pick
         return node
 
+    def field(self, check: _Checker, key: str, spec: dict, name: str, names, longest: int | None = None):
+        """The expression `spec[name]` compiled at `KEY.NAME` (None when absent); RuleFileError for a value that is
+        no string, longer than `longest` characters, or an expression that strays."""
+        if name not in spec:
+            return None
+        text = check.str_of(spec[name], f"{key}.{name}")
+        if longest is not None and len(" ".join(text.split())) > longest:
+            check.fail(f"{key}.{name}", f"longer than {longest} characters: name a part of it in [let]")
+        try:
+            return self.compile(f"{key}.{name}", text, names)
+        except ExprError as exc:
+            check.fail(f"{key}.{name}", str(exc))
+
     def compile(self, site: str, text, names: frozenset[str], functions: frozenset[str] = FUNCTIONS) -> Expr:
         """The expression `text` at `site` (`rules[2] (name).if`), reading `names` and calling `functions`:
         from the cache entry when there is one (exprcache.Stale when it does not fit), else checked and
@@ -1071,19 +1096,10 @@ def _expressions(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> Expression
                 check.fail(f"{key}.op", f"{op!r} is not an op of this file (ops: {', '.join(map(repr, rs.op_index))})")
 
         def expr(field_name: str, extra=frozenset()):
-            if field_name not in spec:
-                return None
-            text = check.str_of(spec[field_name], f"{key}.{field_name}")
-            try:
-                return scope.compile(f"{key}.{field_name}", text, scope.names_with_result | EXPR_NAMES | extra)
-            except ExprError as exc:
-                check.fail(f"{key}.{field_name}", str(exc))
+            return scope.field(check, key, spec, field_name, scope.names_with_result | EXPR_NAMES | extra)
 
-        refuse_if, refuse = expr("refuse_if"), spec.get("refuse")
-        if (refuse_if is None) != (refuse is None):
-            check.fail(key, "refuse_if and refuse go together")
-        if refuse is not None:
-            refuse = check.template(refuse, f"{key}.refuse", fields, rs.sets)
+        refuse_if = expr("refuse_if")
+        refuse = check.refusal(key, refuse_if, spec.get("refuse"), fields, rs.sets)
         condition = expr("condition", frozenset({"cond"}))
         condition_refuse = spec.get("condition_refuse")
         if (condition is None) != (condition_refuse is None) or (condition is not None and name != "where"):

@@ -111,8 +111,10 @@ def _nonempty(names: list[str], why: str) -> list[str]:
     return names
 
 
-def _cell(rs: Ruleset, a: str, b: str, op: str, options: dict | None) -> Answer | None:
+def _cell(rs: Ruleset, a: str, b: str, op: str, options: dict | None, ask=None) -> Answer | None:
     try:
+        if op in rs.op_names:  # an op group's op: answered by `ask` (the API's, which knows op groups)
+            return ask(rs, [a, b], op, options)
         return answer(rs, a, b, op, options)
     except RuleDefect:
         raise
@@ -120,13 +122,22 @@ def _cell(rs: Ruleset, a: str, b: str, op: str, options: dict | None) -> Answer 
         return None  # a form this framework refuses to reason about
 
 
+def _check_op(rs: Ruleset, op: str, ask) -> None:
+    """UsageError for an op the ruleset lacks, or an op group's op without `ask` to answer it."""
+    if op not in rs.op_names:
+        resolve_op(rs, op)
+    elif ask is None:
+        raise UsageError(f"{op} is an op of {rs.key}'s op groups: ask through promote_cli.table or diff")
+
+
 def matrix(rs: Ruleset, types: list[str] | None = None, op: str = "add", options: dict | None = None,
-           common_types: bool = False, drop_refused: bool = False) -> Matrix:
+           common_types: bool = False, drop_refused: bool = False, ask=None) -> Matrix:
     """The full matrix; UsageError for an unknown op, option or type, RuleDefect for a failing rule.
 
     `common_types` keeps only the operands the ruleset has (of `types`: without them, it has every one);
-    `drop_refused` leaves out each operand whose row and column hold no answer at all."""
-    resolve_op(rs, op)
+    `drop_refused` leaves out each operand whose row and column hold no answer at all. `ask(ruleset, operands,
+    op, options)` answers an op group's op of two operands."""
+    _check_op(rs, op, ask)
     shown = {k: json_value(v) for k, v in parse_options(rs, options).items()}  # bad options fail here
     names = axis(rs, types)
     if common_types:
@@ -135,7 +146,7 @@ def matrix(rs: Ruleset, types: list[str] | None = None, op: str = "add", options
     for a in names:
         row = []
         for b in names:
-            ans = _cell(rs, a, b, op, options)
+            ans = _cell(rs, a, b, op, options, ask)
             if ans is None:
                 ans = Answer(rs.name, rs.version, op, a, b, {}, None, None, "", f"{rs.key} cannot take {a} op {b}")
             row.append(ans)
@@ -180,7 +191,7 @@ def sides(given, common: dict | None = None) -> list[Side]:
 
 
 def diff(sides: list[Side], types: list[str] | None = None, op: str = "add", common: dict | None = None,
-         *, common_types: bool = False, drop_refused: bool = False) -> Diff:
+         *, common_types: bool = False, drop_refused: bool = False, ask=None) -> Diff:
     """The cells where the sides answer differently (a refused or missing cell reads None). `common` names
     the options given once for every side (already in each side's own options), to be shown with the diff.
 
@@ -190,7 +201,7 @@ def diff(sides: list[Side], types: list[str] | None = None, op: str = "add", com
     if len(sides) < 2:
         raise UsageError("a diff compares two or more rulesets")
     for side in sides:
-        resolve_op(side.ruleset, op)
+        _check_op(side.ruleset, op, ask)
         parse_options(side.ruleset, side.options)  # bad values fail here, once
     names = axis(None, types) if types is not None else union_types([s.ruleset for s in sides])
     if common_types:
@@ -202,7 +213,7 @@ def diff(sides: list[Side], types: list[str] | None = None, op: str = "add", com
     answered: set[str] = set()  # the operands some side answers some pair of
     for a in names:
         for b in names:
-            cells = [_outcome(s.ruleset, a, b, op, s.options, lacking) for s, lacking in zip(sides, absent)]
+            cells = [_outcome(s.ruleset, a, b, op, s.options, lacking, ask) for s, lacking in zip(sides, absent)]
             results = [r for r, _ in cells]
             if any(r is not None for r in results):
                 answered.update((a, b))
@@ -231,10 +242,73 @@ def _kind(cells: list[tuple[str | None, bool]]) -> str:
     return ABSENT
 
 
-def _outcome(rs: Ruleset, a: str, b: str, op: str, options: dict | None, lacking: set[str]) -> tuple[str | None, bool]:
+def _outcome(rs: Ruleset, a: str, b: str, op: str, options: dict | None, lacking: set[str],
+             ask=None) -> tuple[str | None, bool]:
     """(result, present): the cell's result (None when refused or absent) and whether the ruleset has both
     operands (none of them in `lacking`, the operands it lacks)."""
-    ans = _cell(rs, a, b, op, options)
+    ans = _cell(rs, a, b, op, options, ask)
     if ans is None:
         return None, False
     return ans.result, a not in lacking and b not in lacking
+
+
+@dataclass
+class Column:
+    """An op of one operand over an axis of operands (`promote table --op sum`): each side's result per operand,
+    None where it refuses or lacks the operand (`absent`: per side, the operands it lacks)."""
+
+    frameworks: tuple[str, ...]   # each side's label
+    versions: tuple[str, ...]     # each side's ruleset as NAME@VERSION
+    op: str
+    types: list[str]
+    results: list[list[str | None]]   # per operand, per side
+    options: dict = field(default_factory=dict)
+    absent: dict = field(default_factory=dict)
+
+    @property
+    def differences(self) -> list[dict]:
+        """The operands whose sides answer differently: `{"a", LABEL: result, ...}` (none for one side)."""
+        return [{"a": a, **dict(zip(self.frameworks, row))} for a, row in zip(self.types, self.results)
+                if len(set(row)) > 1]
+
+    def to_dict(self) -> dict:
+        data = {"frameworks": list(self.frameworks), "versions": list(self.versions), "op": self.op,
+                "types": self.types, "results": {f: [row[i] for row in self.results]
+                                                  for i, f in enumerate(self.frameworks)}}
+        if len(self.frameworks) > 1:
+            data["differences"] = self.differences
+        data.update(options=self.options, absent=self.absent)
+        return data
+
+
+def column(sides: list[Side], types: list[str] | None, op: str, ask, *, common_types: bool = False,
+           drop_refused: bool = False) -> Column:
+    """The answers of an op group's op of one operand, one per operand of the axis and side; `ask(ruleset,
+    operands, op, options)` answers each (the axis as a diff's: `types`, else the union of the sides' types)."""
+    for side in sides:
+        _check_op(side.ruleset, op, ask)
+        parse_options(side.ruleset, side.options)
+    names = axis(None, types) if types is not None else union_types([s.ruleset for s in sides])
+    if common_types:
+        names = _nonempty([n for n in names if not any(lacks(s.ruleset, n) for s in sides)],
+                          "--common (no operand is every side's)")
+    results = []
+    for a in names:
+        row = []
+        for side in sides:
+            try:
+                row.append(ask(side.ruleset, [a], op, side.options).result)
+            except RuleDefect:
+                raise
+            except UsageError:
+                row.append(None)
+        results.append(row)
+    if drop_refused:
+        keep = [i for i, row in enumerate(results) if any(r is not None for r in row)]
+        _nonempty(keep, "--drop-refused (no side answers any operand)")
+        names, results = [names[i] for i in keep], [results[i] for i in keep]
+    absent = {s.label: [n for n in names if lacks(s.ruleset, n)] for s in sides}
+    shown = {k: json_value(v) for s in sides for k, v in parse_options(s.ruleset, s.options).items()} \
+        if len(sides) == 1 else {}
+    return Column(tuple(s.label for s in sides), tuple(s.ruleset.key for s in sides), op, names, results, shown,
+                  absent)

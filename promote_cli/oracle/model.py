@@ -208,6 +208,31 @@ class ExpressionRules(Record):
     unsigned_wrap: bool = False   # an unsigned type takes -max..max (c10::overflows), not 0..max
 
 
+class OpGroup(Record):
+    """One `[opgroups.NAME]`: ops of the framework answered alike (docs/ops.md).
+
+    The starting result is `operator`'s answer (an `[expressions.operators]` block, as `promote expr` gives it),
+    `promote`'s (an op of the promotion rules) or `via`'s (another group's op), over the operands `args` names, or
+    the first operand;
+    then `refuse_if`/`refuse` may refuse and `result` gives the op's dtype; `rank` its form.
+    """
+
+    name: str
+    doc: str
+    source: str
+    arity: int
+    ops: tuple[str, ...]
+    aliases: dict[str, str] = factory(dict)   # alias -> op of this group
+    operator: str | None = None
+    promote: str | None = None
+    args: tuple[int, ...] = ()                # indices of the operands `promote` combines
+    refuse_if: Expr | None = None
+    refuse: str = ""
+    result: Expr | None = None
+    rank: str = "keep"                        # keep | zero | tensor
+    via: str | None = None                    # another group's op that gives the starting result
+
+
 class Ruleset(Record):
     name: str
     version: str
@@ -235,6 +260,8 @@ class Ruleset(Record):
     type_set: frozenset = factory(frozenset)
     maps: dict[str, TypeMap] = factory(dict)
     expressions: ExpressionRules | None = None
+    opgroups: dict[str, OpGroup] = factory(dict)  # `[opgroups]`: the framework's ops by their own names
+    op_names: dict[str, str] = factory(dict)  # every op and alias of `opgroups` -> its group
     claims: dict[str, bool] = factory(dict)  # `[claims]`: property -> what the file says of it
     engines: dict = factory(dict)  # option values -> the `oracle.engine.Engine` answering under them
 

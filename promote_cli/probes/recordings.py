@@ -44,14 +44,22 @@ def _brief(value, limit: int = 60) -> str:
 
 
 def load_recording(path: str | Path) -> dict:
-    """A recording file, checked before use: UsageError (one line) naming what is malformed."""
+    """A recording file, checked before use: UsageError (one line) naming what is malformed. An op recording
+    (``kind: "ops"``) is checked as `probes/opcases.py` says."""
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
     except (OSError, ValueError, RecursionError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
         raise UsageError(f"{path}: not a readable recording: {reason}") from None
-    check_recording(data, str(path))
+    if isinstance(data, dict) and data.get("kind") == "ops":
+        from promote_cli.probes.opcases import check_op_recording
+
+        check_op_recording(data, str(path))
+        if not isinstance(data.get("ruleset"), str) or not data["ruleset"].strip():
+            raise UsageError(f"{path}: ruleset: expected a framework name, got {_brief(data.get('ruleset'))}")
+    else:
+        check_recording(data, str(path))
     return data
 
 
@@ -158,7 +166,8 @@ def compare_expressions(recording: dict, ruleset: str | None = None) -> tuple[in
     included, or a refusal where the framework raised; a usage error (an operator, literal or type
     the rules lack) agrees with nothing.  UsageError when the ruleset has no ``[expressions]``
     rules; a rule that fails (`RuleDefect`) is raised, never counted."""
-    from promote_cli.expressions.evaluate import evaluate  # noqa: PLC0415 - only expression recordings need it
+    from promote_cli.expressions import ops  # noqa: PLC0415 - only expression recordings need these
+    from promote_cli.expressions.evaluate import evaluate  # noqa: PLC0415
 
     rs = registry.load(ruleset or recording["ruleset"])
     if rs.expressions is None:
@@ -169,7 +178,7 @@ def compare_expressions(recording: dict, ruleset: str | None = None) -> tuple[in
         opts = " ".join(f"-O {k}={json.dumps(v).strip(chr(34))}" for k, v in options.items())
         want = expected if expected is not None else f"an error ({error})"
         try:
-            ans = evaluate(rs, text, options)
+            ans = evaluate(rs, text, options, ops.answer)
         except RuleDefect:
             raise
         except PromoteError as exc:  # the rules cannot even evaluate it
@@ -179,6 +188,39 @@ def compare_expressions(recording: dict, ruleset: str | None = None) -> tuple[in
             said = ans.result if ans.result is not None else f"a refusal ({ans.refusal})"
             bad.append(f"{text} {opts}".rstrip() + f": framework gives {want}, promote expr gives {said}")
     return len(cases), bad
+
+
+def compare_ops(recording: dict, ruleset: str | None = None) -> tuple[int, list[str]]:
+    """(cases checked, disagreement lines) of an op recording (``kind: "ops"``, `probes/opcases.py`) against the
+    ruleset's op groups, case by case (`opcases.cases`): the same result operand, form included (``0d:i64``), or
+    a refusal where the framework raised. An op the ruleset's groups lack disagrees with each of its cases, and
+    so does an alias the recording names (``aliases``: alias -> op) that is not an alias or op of the same
+    group; a rule that fails (`RuleDefect`) is raised, never counted."""
+    from promote_cli.expressions import ops  # noqa: PLC0415 - only op recordings need it
+    from promote_cli.probes.opcases import cases
+
+    rs = registry.load(ruleset or recording["ruleset"])
+    bad, n = [], 0
+    for alias, target in (recording.get("aliases") or {}).items():
+        n += 1
+        if rs.op_names.get(alias) is None or rs.op_names.get(alias) != rs.op_names.get(target):
+            bad.append(f"alias {alias} of {target}: the ruleset's op groups do not have it as {target}'s")
+    for op, operand_list, options, expected, error in cases(recording):
+        n += 1
+        try:
+            ans = ops.answer(rs, op, operand_list, options)
+            got, got_error = (str(ans.result_operand) if ans.result is not None else None), ans.refusal
+        except RuleDefect:
+            raise
+        except PromoteError as exc:
+            got, got_error = None, f"it cannot be asked: {exc}"
+        if got != expected:
+            opts = " ".join(f"-O {k}={json.dumps(v).strip(chr(34))}" for k, v in options.items())
+            want = expected if expected is not None else f"a refusal ({error})"
+            said = got if got is not None else f"a refusal ({got_error})"
+            bad.append(f"{op}({', '.join(operand_list)}) {opts}".rstrip()
+                       + f": framework gives {want}, ruleset gives {said}")
+    return n, bad
 
 
 def compare_nary(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mismatch]]:
@@ -235,6 +277,30 @@ def _live_expressions(framework: str) -> tuple[str, int, list[str]] | None:
     return "whole expressions", n, bad
 
 
+def _live_ops(framework: str) -> tuple[str, int, list[str]] | None:
+    """The check of the framework's ops asked live: its probe's ops module (``promote_cli.probes.PROBE_ops``)
+    `record_ops(ruleset)`, compared with the ruleset's op groups; None where the ruleset declares none or no
+    such module exists."""
+    rs = registry.load(framework)
+    if not rs.opgroups:
+        return None
+    try:
+        module = importlib.import_module(f"promote_cli.probes.{rs.probe}_ops")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"promote_cli.probes.{rs.probe}_ops":
+            return None
+        raise
+    record_ops = getattr(module, "record_ops", None)
+    if not callable(record_ops):
+        return None
+    from promote_cli.probes.opcases import check_op_recording
+
+    data = record_ops(framework)
+    check_op_recording(data, f"what {module.__name__} recorded")
+    n, bad = compare_ops(data, framework)
+    return "ops", n, bad
+
+
 @dataclass
 class Report:
     """What `promote verify` found: the ruleset's cases, and any checks of the probe's own."""
@@ -270,6 +336,13 @@ def run(framework: str, recording: str | None = None) -> Report:
         expressions = _live_expressions(framework)
         if expressions is not None:
             checks.insert(0, expressions)
+        live_ops = _live_ops(framework)
+        if live_ops is not None:
+            checks.insert(0, live_ops)
+    if data.get("kind") == "ops":  # a saved op recording: its cases are the whole comparison
+        n, bad = compare_ops(data, framework)
+        return Report(framework, f"{data.get('package')} {data.get('version')}", data, 0, [], [("ops", n, bad)],
+                      registry.load(framework).key)
     total, mismatches = compare(data, framework)
     if data.get("nary"):  # N-operand cases: a check of their own, beside the pairs
         n, bad = compare_nary(data, framework)

@@ -13,6 +13,10 @@ COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
 LEVELS = (("|",), ("^",), ("&",), ("+", "-"), ("*", "/", "//", "%"))
 POWER = "**"
 BINARY = tuple(op for level in LEVELS for op in level) + (POWER,) + COMPARISONS
+#: operators the syntax reads that only an op group answers (`[opgroups]`, docs/ops.md): matrix multiplication,
+#: at the level of `*` as in Python
+GROUP_ONLY = ("@",)
+SYNTAX_LEVELS = LEVELS[:-1] + (LEVELS[-1] + GROUP_ONLY,)
 #: the unary operators, as a rule file names them
 UNARY = {"-": "-x", "+": "+x"}
 #: the named ops that may be called, and how many arguments each takes

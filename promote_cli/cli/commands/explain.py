@@ -25,15 +25,17 @@ from promote_cli.errors import EXIT_NO, UsageError
 @option_option
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def explain(operands, framework, op, options, fmt):
-    """Which rule of a framework decides A op B: the rule, the table cell or lattice path it used, the
+    """Which rule of a framework decides A op B (an op group's op: its one to three operands, its group and rule): the rule, the table cell or lattice path it used, the
     [[after]] clauses that applied, its reason, and what every other value of each option gives.
 
     Exit codes: 0 explained (refused pairs too), 2 usage or input error.
     """
     framework, opts = framework_options(framework, options)
-    if len(operands) != 2:
-        raise UsageError("explain takes two operands: promote explain A B -f FRAMEWORK")
-    x = promote_cli.explain(framework, operands[0], operands[1], op, opts)
+    if not 1 <= len(operands) <= 3:
+        raise UsageError("explain takes two operands (an op of an op group its own number): "
+                         "promote explain A B -f FRAMEWORK")
+    x = promote_cli.explain(framework, *operands[:2], *[None] * (2 - len(operands)), op, opts,
+                            operands[2] if len(operands) > 2 else None)
     formats.emit(formats.get(fmt).explanation(x))
 
 

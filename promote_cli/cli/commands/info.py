@@ -1,4 +1,4 @@
-"""`promote frameworks` and `promote dtypes`: what the installation knows."""
+"""`promote frameworks`, `promote dtypes` and `promote ops`: what the installation knows."""
 
 from __future__ import annotations
 
@@ -12,9 +12,22 @@ import promote_cli
 from promote_cli import formats
 from promote_cli.cli import definition
 from promote_cli.cli.options import click_option, color_option, color_wanted, framework_alone
-from promote_cli.errors import EXIT_USAGE
+from promote_cli.errors import EXIT_USAGE, UsageError
 
 LISTING_FORMATS = ["text", "json", "csv", "markdown", "rich"]
+
+
+def listing_command(framework_help: str):
+    """A listing command: `-f NAME` (`framework_help`), `--format` among the listing formats, `--color`."""
+    def decorate(function):
+        for option in reversed((click_option(definition.framework_filter(framework_help)),
+                                click.option("--format", "fmt", type=click.Choice(LISTING_FORMATS),
+                                             help="Default: rich on a terminal, text when piped or with NO_COLOR."),
+                                color_option)):
+            function = option(function)
+        return click.command()(function)
+
+    return decorate
 
 
 def listing_format(fmt: str | None, color: str) -> formats.Format:
@@ -79,11 +92,7 @@ def _number(value) -> str:
     return str(value) if isinstance(value, int) else f"{value:.6g}"
 
 
-@click.command()
-@click_option(definition.framework_filter("Only the dtypes this framework's ruleset has."))
-@click.option("--format", "fmt", type=click.Choice(LISTING_FORMATS),
-              help="Default: rich on a terminal, text when piped or with NO_COLOR.")
-@color_option
+@listing_command("Only the dtypes this framework's ruleset has.")
 def dtypes(framework, fmt, color):
     """The canonical dtype names, what each is, and the spellings accepted for it."""
     rows = [{"name": d.name, "kind": d.kind, "bits": d.bits, "exp_bits": d.exp_bits, "man_bits": d.man_bits,
@@ -97,3 +106,23 @@ def dtypes(framework, fmt, color):
                for r in rows]
     out = listing_format(fmt, color)
     formats.emit(out.records(formats.Records("dtypes", header, records, rows)))
+
+
+@listing_command("The ruleset whose ops to list (required).")
+def ops(framework, fmt, color):
+    """Every op of a framework's op groups (`--op NAME` of query, table, explain), with its aliases, its
+    arity (how many operands it takes), its group and the group's rule; json adds each group's doc and
+    source (docs/ops.md).
+
+    A ruleset without op groups lists none (its pair ops are `promote frameworks -v`'s).
+    """
+    name = framework_alone(framework, "ops")
+    if name is None:
+        raise UsageError("which framework? give -f NAME (see `promote frameworks`)")
+    rows = promote_cli.ops(name)
+    header = ["op", "aliases", "arity", "group", "rule"]
+    records = [[r["op"], " ".join(r["aliases"]), str(r["arity"]), r["group"], r["rule"]] for r in rows]
+    out = listing_format(fmt, color)
+    formats.emit(out.records(formats.Records("ops", header, records, rows)))
+    if not rows:
+        click.echo(f"promote: note: {name} declares no op groups ([opgroups], docs/ops.md)", err=True)

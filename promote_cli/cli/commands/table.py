@@ -54,7 +54,8 @@ FORMATS = ["rich", "text", "json", "csv", "markdown"]
 def table(ctx, framework, diff_sides, cast_pairs, op, options, types, common, drop_refused, fmt, width, exit_code,
           svg_file, html_file, color, sides):
     """The promotion matrix of a framework (rows: left operand, columns: right operand), or with --diff the
-    cells where two or more rulesets differ."""
+    cells where two or more rulesets differ. An op of one operand (`--op sum`, see `promote ops`) gives one
+    column, operand -> result; with --diff a column per side, differences marked `*`."""
     _check_combination(_given(ctx), diff_sides, cast_pairs, sides)
     pictures = {k: v for k, v in (("svg", svg_file), ("html", html_file)) if v is not None}
     axes = {"common_types": common, "drop_refused": drop_refused}
@@ -71,14 +72,17 @@ def table(ctx, framework, diff_sides, cast_pairs, op, options, types, common, dr
         return _cast_table(out)
     if diff_sides:
         d = promote_cli.diff(*sides, types=type_list, op=op, options=parse_options(options), **axes)
-        formats.emit(out.diff(d))
-        if not out.summarises:
+        formats.emit(formats.render(out, d))
+        if isinstance(d, promote_cli.Column):  # an op of one operand: each side's column, differences marked
+            if out.name != "json":
+                click.echo(formats.column_summary(d), err=True)
+        elif not out.summarises:
             click.echo(formats.diff_summary(d), err=True)
         if exit_code and d.differences:
             sys.exit(EXIT_NO)
         return
     framework, opts = _framework(framework, options)
-    formats.emit(out.matrix(promote_cli.table(framework, type_list, op, opts, **axes)))
+    formats.emit(formats.render(out, promote_cli.table(framework, type_list, op, opts, **axes)))
 
 
 def _framework(framework, options) -> tuple[str, dict]:
