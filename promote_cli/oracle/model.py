@@ -225,7 +225,7 @@ class OpGroup(Record):
     aliases: dict[str, str] = factory(dict)   # alias -> op of this group
     operator: str | None = None
     promote: str | None = None
-    args: tuple[int, ...] = ()                # indices of the operands `promote` combines
+    args: tuple = ()                          # what `promote`/`via` combines: operand indices, or expressions
     refuse_if: Expr | None = None
     refuse: str = ""
     result: Expr | None = None
