@@ -273,3 +273,23 @@ def test_expr_op_calls_refuse_and_check_their_arity():
         promote_cli.expr("x:f16 @ y:bf16", "jax")       # jax declares no op groups
     code, out, err = run_cli("expr", "sum(x:i8) / 2", "-f", "opsdemo")
     assert (code, out) == (0, "0d:f64\n")
+
+
+# ---- start-up -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("argv", [["query", "i8", "u8", "-f", "numpy"], ["query", "i8", "u8", "-f", "numpy", "--op", "+"]])
+def test_a_pair_query_of_a_ruleset_with_op_groups_loads_no_expression_module(argv):
+    """NumPy declares op groups (add and + among them): a pair query is still its promotion rules' answer, on
+    the fast path, with nothing of the op groups or expressions loaded."""
+    from test_fast_path import _modules_of_a_query
+
+    loaded = _modules_of_a_query(argv)
+    assert not {m for m in loaded if m.startswith("promote_cli.expressions")}
+    assert "click" not in {m.split(".")[0] for m in loaded}
+
+
+def test_a_name_of_the_promotion_rules_is_answered_by_them():
+    rs = registry.load("numpy")
+    assert not rs.by_group("add") and not rs.by_group("+") and rs.by_group("/") and rs.by_group("sum")
+    assert not promote_cli.query("numpy", "i8", "u8", op="add").rule.startswith("opgroups")
+    assert promote_cli.query("numpy", "i8", "u8", op="/").rule.startswith("opgroups.divide")

@@ -268,3 +268,8 @@ class Ruleset(Record):
     @property
     def key(self) -> str:
         return f"{self.name}@{self.version}"
+
+    def by_group(self, op: str) -> bool:
+        """Whether a query of `op` is answered by its op group: the op groups' names but those the promotion
+        rules list in `[ops]` (`add`, `+`: their pair and N-operand answers, `promote query A B` unchanged)."""
+        return op in self.op_names and op not in self.op_index
