@@ -106,7 +106,7 @@ def _op_answer(rs, operands: list, op: str, options: dict | None) -> Answer:
 def _ask(rs, operands: list, op: str, options: dict | None, pair: bool = True) -> Answer:
     """A ruleset's answer for its operands: an op group's op, else the pair answer of the rules (`pair`, for two
     operands) or their N-operand answer."""
-    if op in rs.op_names:
+    if rs.by_group(op):
         return _op_answer(rs, operands, op, options)
     if len(operands) < 2:
         _too_few(rs, op)
@@ -180,7 +180,7 @@ def _asker(framework: str, op: str, options: dict | None):
     from promote_cli.oracle.engine import parse_options, resolve_op
 
     rs = load(framework)
-    if op in rs.op_names:  # an op group's op: its own number of operands a line
+    if rs.by_group(op):  # an op group's op: its own number of operands a line
         from promote_cli.expressions.ops import answer as op_answer
         from promote_cli.expressions.ops import group_of
 
@@ -223,7 +223,7 @@ def diff(*sides, types: list[str] | str | None = None, op: str = "add", options:
     from promote_cli.oracle import matrix
 
     loaded = matrix.sides(sides, options)
-    arity = next((_arity(s.ruleset, op) for s in loaded if op in s.ruleset.op_names), 2)
+    arity = next((_arity(s.ruleset, op) for s in loaded if s.ruleset.by_group(op)), 2)
     if arity == 1:
         return matrix.column(loaded, types, op, _ask, common_types=common_types, drop_refused=drop_refused)
     return matrix.diff(loaded, types, op, options, common_types=common_types, drop_refused=drop_refused, ask=_ask)
@@ -232,7 +232,7 @@ def diff(*sides, types: list[str] | str | None = None, op: str = "add", options:
 def _arity(rs, op: str) -> int:
     """How many operands `op` takes in ruleset `rs` (2 for a pair op of its rules); UsageError for three, which no
     table shows."""
-    if op not in rs.op_names:
+    if not rs.by_group(op):
         return 2
     arity = rs.opgroups[rs.op_names[op]].arity
     if arity == 3:
@@ -259,7 +259,7 @@ def explain(framework: str, a, b=None, op: str = "add", options: dict | None = N
     ruleset's op groups takes its own operands (`b`, `c` when it has them) and names its group and rule."""
     rs = load(framework)
     given = [x for x in (a, b, c) if x is not None]
-    if op in rs.op_names:
+    if rs.by_group(op):
         from promote_cli.expressions.ops import explain as explain_op
 
         return explain_op(rs, op, given, options)

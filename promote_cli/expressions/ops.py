@@ -55,11 +55,17 @@ def answer(rs: Ruleset, op: str, operand_list, options: dict | None = None) -> e
     names = tuple(str(x) for x in given)
     base = dict(framework=rs.name, version=rs.version, op=op, a=names[0], b=names[1] if len(names) > 1 else "",
                 options=shown, operands=names)
-    try:
-        result, rule, reason = _decide(rs, group, canonical(group, op), given, values, options)
-    except Refusal as exc:
-        return engine.Answer(**base, result=None, rule=getattr(exc, "rule", group.name), reason=str(exc),
-                             refusal=str(exc))
+    memo = engine.engine(rs, values).memo  # the group's decision, once per canonical op and operands
+    key = ("opgroups", group.name, canonical(group, op), names)
+    decided = memo.get(key)
+    if decided is None:
+        try:
+            decided = memo[key] = _decide(rs, group, canonical(group, op), given, values, options)
+        except Refusal as exc:
+            decided = memo[key] = (None, getattr(exc, "rule", group.name), str(exc))
+    result, rule, reason = decided
+    if result is None:
+        return engine.Answer(**base, result=None, rule=rule, reason=reason, refusal=reason)
     return engine.Answer(**base, result=str(_shown(result)), rule=rule, reason=reason, result_operand=result)
 
 
@@ -76,7 +82,7 @@ def _decide(rs: Ruleset, group: OpGroup, op: str, given: list[Operand], values: 
         start, step_rule = _operator(rs, group, given, options)
         rule = f"{rule} (operator {group.operator}: {step_rule})"
     elif group.promote is not None or group.via is not None:
-        picked = [given[i] for i in group.args]
+        picked = [_arg(rs, group, arg, given, values) for arg in group.args]
         if group.via is not None:
             got, how = answer(rs, group.via, picked, options), f"via {group.via}"
         elif len(picked) == 2:
@@ -121,6 +127,15 @@ def _operator(rs: Ruleset, group: OpGroup, given: list[Operand], options) -> tup
     return operand_grammar.parse(got.result), got.tree.rule
 
 
+def _arg(rs: Ruleset, group: OpGroup, arg, given: list[Operand], values: dict) -> Operand:
+    """An operand `promote` or `via` combines: an operand as given, or what an `args` expression gives of them."""
+    if isinstance(arg, int):
+        return given[arg]
+    value = engine.engine(rs, values).formula(arg, f"opgroups.{group.name}.args", op=group.name,
+                                              **{NAMES[i]: x for i, x in enumerate(given)})
+    return Operand(TENSOR, value) if isinstance(value, DType) else value
+
+
 def _refusal(message: str, rule: str) -> Refusal:
     exc = Refusal(message)
     exc.rule = rule
@@ -142,10 +157,11 @@ def _operand(rs: Ruleset, group: OpGroup, value, start: Operand) -> Operand:
 
 def _form(group: OpGroup, result: Operand, start: Operand, given: list[Operand]) -> Operand:
     """The result's form by the group's `rank`: `zero` 0-d, `tensor` a tensor, `keep` weak where the result is,
-    else 0-d when every array operand is 0-d (a Python scalar is no array)."""
+    else 0-d when every array operand is 0-d (a Python scalar is no array); `contract` 0-d when every operand is
+    a tensor (vectors contracted, as dot of two 1-d arrays), else as `keep`. A Python scalar result stays one."""
     if result.form == PYTHON:
         return result
-    if group.rank == "zero":
+    if group.rank == "zero" or (group.rank == "contract" and all(x.form == TENSOR for x in given)):
         return result.with_form(RANK0)
     if group.rank == "tensor" or result.form == WEAK:
         return result.with_form(TENSOR) if result.form != WEAK else result
@@ -176,7 +192,7 @@ def describe(group: OpGroup) -> str:
         parts = [f"operator {group.operator}"]
     elif group.promote is not None or group.via is not None:
         how = f"promote {group.promote}" if group.promote is not None else f"via {group.via}"
-        parts = [f"{how}({', '.join(NAMES[i] for i in group.args)})"]
+        parts = [f"{how}({', '.join(NAMES[i] if isinstance(i, int) else i.text for i in group.args)})"]
     else:
         parts = ["a"]
     if group.refuse_if is not None:

@@ -210,6 +210,14 @@ def _environment(rs: Ruleset) -> dict:
         raise Refusal(f"no floating-point type of {rs.key} holds both {x} and {y}")
 
     table, join = _lookups(rs, None)
+
+    def refuses(name: str, x, y) -> bool:
+        try:
+            table(name, x, y)
+        except Refusal:
+            return True
+        return False
+
     choices = {name: x.pick for name, x in [*rs.lattices.items(), *rs.maps.items()] if x.option is not None}
 
     def pick(name: str, value) -> str:
@@ -256,6 +264,7 @@ def _environment(rs: Ruleset) -> dict:
         py=_python_scalar,
         strong=lambda x: Operand(TENSOR, _dt(x)),
         table=table,
+        refuses=refuses,
         join=join,
         _pick=pick,
         mapped=mapped,
@@ -360,7 +369,7 @@ def normalise(rs: Ruleset, x: Operand | str) -> Operand:
             x = mapped
         elif policy.python == "refuse":
             raise UsageError(policy.refuse_message or f"{rs.key} has no rules for Python scalars like {x}")
-    if x.dtype is not None and x.dtype not in rs.types:
+    if x.dtype is not None and x.dtype not in rs.type_set:
         raise Refusal(rs.unsupported_type.format(dtype=x.dtype))
     return x
 

@@ -126,7 +126,7 @@ def expect(path_or_lines, source: str | None = None, ask=None) -> ExpectReport:
         if not text:
             continue
         try:
-            e = parse_line(number, text, lambda framework, word: word in load(framework).op_names)
+            e = parse_line(number, text, lambda framework, word: load(framework).by_group(word))
             ans = ask(load(e.framework), list(e.operands), e.op, e.options)
         except UsageError as exc:
             raise UsageError(f"{source}:{number}: {exc}") from None

@@ -26,7 +26,7 @@ _NODES = (
 )
 
 #: functions whose first argument names an object of the rule file: which kind of object.
-REFERENCE_FUNCTIONS = {"table": "table", "join": "lattice", "mapped": "map"}
+REFERENCE_FUNCTIONS = {"table": "table", "refuses": "table", "join": "lattice", "mapped": "map"}
 
 
 @dataclass

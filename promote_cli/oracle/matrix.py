@@ -113,7 +113,7 @@ def _nonempty(names: list[str], why: str) -> list[str]:
 
 def _cell(rs: Ruleset, a: str, b: str, op: str, options: dict | None, ask=None) -> Answer | None:
     try:
-        if op in rs.op_names:  # an op group's op: answered by `ask` (the API's, which knows op groups)
+        if rs.by_group(op):  # an op group's op: answered by `ask` (the API's, which knows op groups)
             return ask(rs, [a, b], op, options)
         return answer(rs, a, b, op, options)
     except RuleDefect:
@@ -124,7 +124,7 @@ def _cell(rs: Ruleset, a: str, b: str, op: str, options: dict | None, ask=None) 
 
 def _check_op(rs: Ruleset, op: str, ask) -> None:
     """UsageError for an op the ruleset lacks, or an op group's op without `ask` to answer it."""
-    if op not in rs.op_names:
+    if not rs.by_group(op):
         resolve_op(rs, op)
     elif ask is None:
         raise UsageError(f"{op} is an op of {rs.key}'s op groups: ask through promote_cli.table or diff")

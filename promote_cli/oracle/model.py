@@ -225,7 +225,7 @@ class OpGroup(Record):
     aliases: dict[str, str] = factory(dict)   # alias -> op of this group
     operator: str | None = None
     promote: str | None = None
-    args: tuple[int, ...] = ()                # indices of the operands `promote` combines
+    args: tuple = ()                          # what `promote`/`via` combines: operand indices, or expressions
     refuse_if: Expr | None = None
     refuse: str = ""
     result: Expr | None = None
@@ -268,3 +268,8 @@ class Ruleset(Record):
     @property
     def key(self) -> str:
         return f"{self.name}@{self.version}"
+
+    def by_group(self, op: str) -> bool:
+        """Whether a query of `op` is answered by its op group: the op groups' names but those the promotion
+        rules list in `[ops]` (`add`, `+`: their pair and N-operand answers, `promote query A B` unchanged)."""
+        return op in self.op_names and op not in self.op_index

@@ -16,12 +16,13 @@ block, which only the evaluator applies).
 from __future__ import annotations
 
 from promote_cli.errors import one_line
+from promote_cli.oracle.checked import ExprError
 from promote_cli.oracle.model import OpGroup, Ruleset
 from promote_cli.vocab import operators as operators_vocab
 
 KEYS = {"doc", "source", "arity", "ops", "aliases", "operator", "promote", "via", "args", "refuse_if", "refuse",
         "result", "rank"}
-RANKS = ("keep", "zero", "tensor")
+RANKS = ("keep", "zero", "tensor", "contract")
 #: the operands' names in a group's expressions, by position
 OPERANDS = ("a", "b", "c")
 #: the longest expression a group may write (name a part of a longer one in [let])
@@ -90,19 +91,18 @@ def _group(check, key: str, name: str, spec, rs: Ruleset, scope, fields) -> OpGr
                                          f"(ops: {', '.join(rs.op_index)}; another group's op is `via`)")
     if via is not None:
         via = check.str_of(via, f"{key}.via")
+    names = (scope.names_with_result - set(OPERANDS)) | set(OPERANDS[:arity])
     args = spec.get("args")
     if promote is not None or via is not None:
         args = check.list_of(args if args is not None else list(OPERANDS[:arity]), f"{key}.args")
-        if not args or any(x not in OPERANDS[:arity] for x in args) or len(set(args)) != len(args):
-            check.fail(f"{key}.args", f"expected distinct operands of {', '.join(OPERANDS[:arity])}, got {args}")
-        args = tuple(OPERANDS.index(x) for x in args)
+        if not args:
+            check.fail(f"{key}.args", "expected the operands it combines")
+        args = tuple(_arg(check, f"{key}.args[{i}]", x, arity, scope, names - {"result"}) for i, x in enumerate(args))
     elif args is not None:
         check.fail(f"{key}.args", "only `promote` and `via` read args")
     rank = spec.get("rank", "keep")
     if rank not in RANKS:
         check.fail(f"{key}.rank", f"expected one of {', '.join(RANKS)}, got {rank!r}")
-    names = (scope.names_with_result - set(OPERANDS)) | set(OPERANDS[:arity])
-
     def expr(field: str):
         return scope.field(check, key, spec, field, names, LONGEST)
 
@@ -112,6 +112,20 @@ def _group(check, key: str, name: str, spec, rs: Ruleset, scope, fields) -> OpGr
     return OpGroup(name, check.str_of(spec["doc"], f"{key}.doc"), check.str_of(spec["source"], f"{key}.source"),
                    arity, tuple(ops), dict(aliases), operator, promote, args or (), refuse_if, refuse or "",
                    expr("result"), rank, via)
+
+
+def _arg(check, key: str, raw, arity: int, scope, names):
+    """An operand `promote` or `via` combines: an operand's name (its index), or an expression over the operands
+    (the operand it gives: `array_of(a)`)."""
+    if raw in OPERANDS[:arity]:
+        return OPERANDS.index(raw)
+    text = check.str_of(raw, key)
+    if len(" ".join(text.split())) > LONGEST:
+        check.fail(key, f"longer than {LONGEST} characters: name a part of it in [let]")
+    try:
+        return scope.compile(key, text, names)
+    except ExprError as exc:
+        check.fail(key, str(exc))
 
 
 def _check_via(check, name: str, group: OpGroup, groups: dict, names: dict) -> None:
