@@ -11,7 +11,7 @@ import pytest
 import promote_cli as api
 from promote_cli.oracle.loader import build
 from promote_cli.oracle.order import order
-from tests.support import run_cli
+from tests.support import ROOT, run_cli
 
 try:
     import tomllib
@@ -280,3 +280,13 @@ def test_answers_of_a_lattice_ruleset_on_request():
     assert json.loads(out)["source"] == "answers" and json.loads(out)["op"] == "promote_types"
     with pytest.raises(api.UsageError, match="--types goes with the order of the answers"):
         api.lattice("jax", types=["i8"], answers=False)
+
+
+def test_the_order_of_an_op_groups_op_is_its_groups_answers(monkeypatch):
+    """`promote lattice --op subtract` orders what `promote table --op subtract` shows: the group refuses
+    bool - bool, so that cell is no join (the promotion rules' own add would give bool)."""
+    monkeypatch.setenv("PROMOTE_RULES_PATH", str(ROOT / "tests" / "data" / "opgroups"))
+    o = api.lattice("opsdemo", "subtract", types="bool,i8,i16")
+    assert ("i8", "i16") in o.edges and ("bool", "i8") in o.edges
+    assert [(c.a, c.b) for c in o.cells] == [("bool", "bool")]
+    assert api.table("opsdemo", types="bool,i8", op="subtract").results()[0][0] is None

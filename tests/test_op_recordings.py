@@ -224,3 +224,14 @@ def test_a_clip_low_python_scalar_is_below_every_high():
     assert opsweep.operand_values(["i8", "py:int", "py:float"], opsweep.CLIP, make, cache) == ["tensor", 0, 1.5]
     assert opsweep.operand_values(["py:float", "py:int"], 2, make, cache) == [1.5, 1]
     assert sorted(made) == ["i8", "py:float", "py:int"]  # each made once
+
+
+@pytest.mark.parametrize("module, name", RECORDED, ids=IDS)
+def test_no_clip_refuses_for_its_bounds_values(module, name):
+    """A Python scalar low bound is `opsweep.CLIP_LOW`, below every high: no recorded clip
+    refuses because its low is above its high (array-api-strict's "min must be less than or
+    equal to max" for a low of 1.5 and a high of 1)."""
+    data = _load(name)
+    refused = [(op, args) for op, args, _, _, error in cases(data)
+               if op in ("clip", "clamp") and error and "less than or equal to" in error]
+    assert refused == []

@@ -131,11 +131,19 @@ def declared(rs: Ruleset, name: str | None = None, options: dict | None = None) 
                  lattice_name=lat.name)
 
 
+def _group_answer(rs: Ruleset, operands: list, op: str, options: dict | None):
+    from promote_cli.expressions.ops import answer  # noqa: PLC0415 - only an op group's op needs it
+
+    return answer(rs, op, operands, options)
+
+
 def derived(rs: Ruleset, op: str = "add", options: dict | None = None, types: list[str] | None = None) -> Order:
     """The smallest order consistent with `op`'s answers over `types` (default the ruleset's), and every cell that
-    is not the least upper bound of its operands in it."""
-    resolve_op(rs, op)
-    m = matrix(rs, types, op, options)
+    is not the least upper bound of its operands in it. An op group's op (docs/ops.md) is answered by its group,
+    as `promote table` answers it."""
+    if op not in rs.op_names:
+        resolve_op(rs, op)
+    m = matrix(rs, types, op, options, ask=_group_answer)
     nodes, results = m.types, m.results()
     up: dict[str, set[str]] = {n: set() for n in nodes}
     for i, a in enumerate(nodes):

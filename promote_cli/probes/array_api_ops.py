@@ -12,7 +12,8 @@ What is asked
     a vector does not have); ``concat`` and ``stack`` take the list ``[a, b]``.  Arrays
     have shape ``(2,)`` (``0d:``: shape ``()``) and hold ones, as the pair probe makes
     them; linear algebra (``matmul``, ``@``, ``vecdot``, ``tensordot``) takes two vectors
-    of shape ``(2,)``.  Python scalars are `promote_cli.probes.dtype_names.PY_VALUES`.
+    of shape ``(2,)``.  Python scalars are `promote_cli.probes.dtype_names.PY_VALUES`,
+    except a Python scalar low bound of ``clip``: `promote_cli.probes.opsweep.CLIP_LOW`.
 
 How the answer is read
     The result's dtype as an operand (``0d:i64`` for a 0-d array), or the refusal:
@@ -131,7 +132,7 @@ def record_ops(ruleset: str | None = None) -> dict:
         warnings.simplefilter("ignore")
         xp.set_array_api_strict_flags(api_version=api_version)
         try:
-            ask = asker(function, make_operand, _dtype_name, clean_error)
+            ask = asker(function, make_operand, _dtype_name, clean_error, OPS)
             check_versions(ruleset, ask)
             opsweep.sweep(recorder, ops_for(ruleset), {}, ask, WHERE_CONDITIONS, OPERATORS)
         finally:

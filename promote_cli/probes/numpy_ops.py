@@ -12,7 +12,8 @@ What is asked
     (`promote_cli.probes.numpy.make_operand`), so no answer depends on a value.  Linear
     algebra (``matmul``, ``@``, ``dot``, ``vdot``, ``vecdot``, ``tensordot``) takes two
     vectors of shape ``(2,)``: their answer is 0-d.  Python scalars are
-    `promote_cli.probes.dtype_names.PY_VALUES`.  Names that are one function
+    `promote_cli.probes.dtype_names.PY_VALUES`, except a Python scalar low bound of
+    ``clip``: `promote_cli.probes.opsweep.CLIP_LOW`.  Names that are one function
     (``np.pow is np.power``) are asked once, under NumPy's own name (`ALIASES`).
 
 How the answer is read
@@ -107,17 +108,20 @@ def function(op: str):
     return calling(op, named(op))
 
 
-def asker(function, make_operand, dtype_name, clean_error=first_line):
+def asker(function, make_operand, dtype_name, clean_error=first_line, ops=None):
     """``ask(op, operands) -> (result, error)``: `function(op)` applied to the operands that
-    `make_operand` builds (each once), the result read by `opsweep.result_operand`."""
+    `make_operand` builds (each once; a clip's Python scalar low as `opsweep.operand_values`
+    makes it, by `op`'s arity in `ops`, default `OPS`), the result read by
+    `opsweep.result_operand`."""
     import warnings  # noqa: PLC0415
 
+    arities = OPS if ops is None else ops
     functions: dict = {}
     values: dict = {}
 
     def ask(op: str, operands: list[str]):
         fn = functions[op] if op in functions else functions.setdefault(op, function(op))
-        args = [values[o] if o in values else values.setdefault(o, make_operand(o)) for o in operands]
+        args = opsweep.operand_values(operands, arities[op], make_operand, values)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
