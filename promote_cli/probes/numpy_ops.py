@@ -12,8 +12,9 @@ What is asked
     (`promote_cli.probes.numpy.make_operand`), so no answer depends on a value.  Linear
     algebra (``matmul``, ``@``, ``dot``, ``vdot``, ``vecdot``, ``tensordot``) takes two
     vectors of shape ``(2,)``: their answer is 0-d.  Python scalars are
-    `promote_cli.probes.dtype_names.PY_VALUES`, except a Python scalar low bound of
-    ``clip``: `promote_cli.probes.opsweep.CLIP_LOW`.  Names that are one function
+    `promote_cli.probes.dtype_names.PY_VALUES`, a clip's low bound too (NumPy takes a low
+    above the high; its answer for ``clip(u8, 0, f8e5m2)`` is not its answer for a low of 1,
+    f32, so the value is stated here).  Names that are one function
     (``np.pow is np.power``) are asked once, under NumPy's own name (`ALIASES`).
 
 How the answer is read
@@ -110,18 +111,18 @@ def function(op: str):
 
 def asker(function, make_operand, dtype_name, clean_error=first_line, ops=None):
     """``ask(op, operands) -> (result, error)``: `function(op)` applied to the operands that
-    `make_operand` builds (each once; a clip's Python scalar low as `opsweep.operand_values`
-    makes it, by `op`'s arity in `ops`, default `OPS`), the result read by
+    `make_operand` builds (each once; with `ops`, name -> arity, a clip's Python scalar low as
+    `opsweep.operand_values` makes it: array-api-strict refuses a low above the high, NumPy
+    does not, so NumPy's own recording keeps `PY_VALUES`), the result read by
     `opsweep.result_operand`."""
     import warnings  # noqa: PLC0415
 
-    arities = OPS if ops is None else ops
     functions: dict = {}
     values: dict = {}
 
     def ask(op: str, operands: list[str]):
         fn = functions[op] if op in functions else functions.setdefault(op, function(op))
-        args = opsweep.operand_values(operands, arities[op], make_operand, values)
+        args = opsweep.operand_values(operands, ops[op] if ops else None, make_operand, values)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             try:
