@@ -106,7 +106,7 @@ def _op_answer(rs, operands: list, op: str, options: dict | None) -> Answer:
 def _ask(rs, operands: list, op: str, options: dict | None, pair: bool = True) -> Answer:
     """A ruleset's answer for its operands: an op group's op, else the pair answer of the rules (`pair`, for two
     operands) or their N-operand answer."""
-    if op in rs.op_names:
+    if _group_answers(rs, op, len(operands)):
         return _op_answer(rs, operands, op, options)
     if len(operands) < 2:
         _too_few(rs, op)
@@ -117,6 +117,14 @@ def _ask(rs, operands: list, op: str, options: dict | None, pair: bool = True) -
     from promote_cli.oracle.engine import answer_n
 
     return answer_n(rs, operands, op, options)
+
+
+def _group_answers(rs, op: str, count: int) -> bool:
+    """Whether `op`'s op group answers `count` operands: it does, and refuses a count other than its arity, unless
+    `op` also names an op of the promotion rules (`[ops]`: `add`), which keeps its N-operand answer."""
+    if op not in rs.op_names:
+        return False
+    return count == rs.opgroups[rs.op_names[op]].arity or rs.ops is None or op not in rs.op_index
 
 
 def _too_few(rs, op: str):
@@ -307,7 +315,7 @@ def lattice(framework: str, op: str = "add", options: dict | None = None, *, nam
     there (none: the answers are a lattice's joins)."""
     from promote_cli.oracle.order import order
 
-    return order(load(framework), op, options, lattice=name, answers=answers, types=types)
+    return order(load(framework), op, options, lattice=name, answers=answers, types=types, ask=_ask)
 
 
 def render(payload, fmt: str = "text", **settings) -> str:
