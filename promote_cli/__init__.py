@@ -106,7 +106,7 @@ def _op_answer(rs, operands: list, op: str, options: dict | None) -> Answer:
 def _ask(rs, operands: list, op: str, options: dict | None, pair: bool = True) -> Answer:
     """A ruleset's answer for its operands: an op group's op, else the pair answer of the rules (`pair`, for two
     operands) or their N-operand answer."""
-    if rs.by_group(op):
+    if rs.by_group(op, len(operands)):
         return _op_answer(rs, operands, op, options)
     if len(operands) < 2:
         _too_few(rs, op)
@@ -307,7 +307,7 @@ def lattice(framework: str, op: str = "add", options: dict | None = None, *, nam
     there (none: the answers are a lattice's joins)."""
     from promote_cli.oracle.order import order
 
-    return order(load(framework), op, options, lattice=name, answers=answers, types=types)
+    return order(load(framework), op, options, lattice=name, answers=answers, types=types, ask=_ask)
 
 
 def render(payload, fmt: str = "text", **settings) -> str:

@@ -85,6 +85,23 @@ def test_an_op_takes_its_arity():
         q("bool", "i8", op="where")
 
 
+def test_an_op_group_op_that_is_also_a_promotion_op_keeps_its_n_operand_answer():
+    """`add` and `+` are opsdemo's group ops (two operands) and NumPy's promotion op: three operands are still
+    NumPy's result_type of three (as `promote query A B C -f numpy` asks), not an arity error."""
+    for op in ("add", "+"):
+        got = q("i8", "u8", "f16", op=op)
+        assert got.result == promote_cli.query_n("numpy", ["i8", "u8", "f16"]).result == "f16"
+    with pytest.raises(UsageError, match="takes 2 operands, not 3"):
+        q("i8", "u8", "f16", op="subtract")   # a group's op only: its arity holds
+
+
+def test_the_order_of_an_op_groups_answers():
+    """`promote lattice --answers --op OP` reads the matrix the op's group answers, as `promote table` does."""
+    order = promote_cli.lattice("opsdemo", op="/", answers=True, types=["i8", "u8", "f64"])
+    assert ("i8", "f64") in order.edges and ("u8", "f64") in order.edges
+    assert promote_cli.lattice("opsdemo", op="add", answers=True, types=["i8", "i16"]).edges == [("i8", "i16")]
+
+
 def test_pair_ops_of_the_rules_still_answer():
     assert promote_cli.query("opsdemo", "i8", "u8", op="result_type").result == "i16"
     assert promote_cli.query("opsdemo", "i8", op="sum").result == "i64"

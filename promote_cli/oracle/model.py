@@ -269,7 +269,11 @@ class Ruleset(Record):
     def key(self) -> str:
         return f"{self.name}@{self.version}"
 
-    def by_group(self, op: str) -> bool:
-        """Whether a query of `op` is answered by its op group: the op groups' names but those the promotion
-        rules list in `[ops]` (`add`, `+`: their pair and N-operand answers, `promote query A B` unchanged)."""
-        return op in self.op_names and op not in self.op_index
+    def by_group(self, op: str, count: int | None = None) -> bool:
+        """Whether a query of `op` (over `count` operands) is answered by its op group: every op group's op, the
+        framework's function of that name, as its recording has it; but an op the promotion rules also list in
+        `[ops]` (`add`) asked with another number of operands than its group takes keeps the rules' N-operand
+        answer (`promote query A B C`)."""
+        if op not in self.op_names:
+            return False
+        return count is None or op not in self.op_index or count == self.opgroups[self.op_names[op]].arity
