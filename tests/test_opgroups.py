@@ -294,19 +294,20 @@ def test_expr_op_calls_refuse_and_check_their_arity():
 
 # ---- start-up -------------------------------------------------------------------------
 
-@pytest.mark.parametrize("argv", [["query", "i8", "u8", "-f", "numpy"], ["query", "i8", "u8", "-f", "numpy", "--op", "+"]])
-def test_a_pair_query_of_a_ruleset_with_op_groups_loads_no_expression_module(argv):
-    """NumPy declares op groups (add and + among them): a pair query is still its promotion rules' answer, on
-    the fast path, with nothing of the op groups or expressions loaded."""
+def test_a_pair_query_of_a_ruleset_without_op_groups_loads_no_expression_module():
+    """OpenVINO declares no op groups: its pair query runs on the fast path with nothing of the op groups or
+    expressions loaded (a ruleset with op groups answers `add` by its group, as its recording has it)."""
     from test_fast_path import _modules_of_a_query
 
-    loaded = _modules_of_a_query(argv)
+    loaded = _modules_of_a_query(["query", "i8", "u8", "-f", "openvino", "-O", "promote_unsafe=true"])
     assert not {m for m in loaded if m.startswith("promote_cli.expressions")}
     assert "click" not in {m.split(".")[0] for m in loaded}
 
 
-def test_a_name_of_the_promotion_rules_is_answered_by_them():
+def test_a_name_of_an_op_group_is_answered_by_it_with_its_arity_and_by_the_rules_with_another():
     rs = registry.load("numpy")
-    assert not rs.by_group("add") and not rs.by_group("+") and rs.by_group("/") and rs.by_group("sum")
-    assert not promote_cli.query("numpy", "i8", "u8", op="add").rule.startswith("opgroups")
+    assert rs.by_group("add", 2) and rs.by_group("+", 2) and rs.by_group("/") and rs.by_group("sum")
+    assert not rs.by_group("add", 3) and not rs.by_group("result_type", 2)
+    assert promote_cli.query("numpy", "i8", "u8", op="add").rule.startswith("opgroups")
     assert promote_cli.query("numpy", "i8", "u8", op="/").rule.startswith("opgroups.divide")
+    assert promote_cli.query_n("numpy", ["i8", "u8", "f16"], "add").result == "f16"  # [nary]'s answer
