@@ -116,6 +116,18 @@ def test_a_good_group_loads():
     assert build(GOOD).op_names == {"sum": "g"}
 
 
+@pytest.mark.parametrize("operand, result", [
+    ("i8", "0d:i8"), ("0d:i8", "0d:i8"),      # where zero_if holds: 0-d, whatever the operand's form
+    ("f32", "f32"), ("0d:f32", "f32"),        # where it does not: a tensor, a 0-d operand's too
+])
+def test_zero_if_says_the_results_form_instead_of_rank(operand, result):
+    from promote_cli.expressions import ops
+
+    rs = build(GOOD + 'zero_if = "is_int(result)"\n')
+    assert str(ops.answer(rs, "sum", [operand]).result_operand) == result
+    assert ops.describe(rs.opgroups["g"]) == "a; 0-d if is_int(result)"
+
+
 @pytest.mark.parametrize("groups, message", [
     (GOOD + 'colour = "red"\n', r"opgroups.g.colour: unknown key"),
     (GOOD.replace('source = "s"\n', ""), r"opgroups.g.source: every op group says it"),
@@ -130,6 +142,8 @@ def test_a_good_group_loads():
     (GOOD + 'refuse_if = "is_bool(a)"\nrefuse = { message = "nosuch" }\n', r"opgroups.g.refuse.message: 'nosuch'"),
     (GOOD + 'result = "b"\n', r"opgroups.g.result: .*'b'"),
     (GOOD + 'rank = "two"\n', r"opgroups.g.rank: expected one of keep, zero, tensor"),
+    (GOOD + 'rank = "zero"\nzero_if = "is_int(a)"\n', r"opgroups.g.zero_if: .* by `rank` or by `zero_if`, not both"),
+    (GOOD + 'zero_if = "is_int(b)"\n', r"opgroups.g.zero_if: .*'b'"),
     (GOOD + 'result = "' + " or ".join(["is_int(a)"] * 12) + '"\n', r"longer than 120 characters"),
     (GOOD + '[opgroups.h]\ndoc = "d"\nsource = "s"\narity = 1\nops = ["sum"]\n', r"'sum' is already in group 'g'"),
     (GOOD + 'via = "prod"\n[opgroups.h]\ndoc = "d"\nsource = "s"\narity = 1\nops = ["prod"]\nvia = "sum"\n',

@@ -20,7 +20,7 @@ from promote_cli.oracle.model import OpGroup, Ruleset
 from promote_cli.vocab import operators as operators_vocab
 
 KEYS = {"doc", "source", "arity", "ops", "aliases", "operator", "promote", "via", "args", "refuse_if", "refuse",
-        "result", "rank"}
+        "result", "rank", "zero_if"}
 RANKS = ("keep", "zero", "tensor")
 #: the operands' names in a group's expressions, by position
 OPERANDS = ("a", "b", "c")
@@ -101,6 +101,8 @@ def _group(check, key: str, name: str, spec, rs: Ruleset, scope, fields) -> OpGr
     rank = spec.get("rank", "keep")
     if rank not in RANKS:
         check.fail(f"{key}.rank", f"expected one of {', '.join(RANKS)}, got {rank!r}")
+    if "rank" in spec and "zero_if" in spec:
+        check.fail(f"{key}.zero_if", "a group says its result's form by `rank` or by `zero_if`, not both")
     names = (scope.names_with_result - set(OPERANDS)) | set(OPERANDS[:arity])
 
     def expr(field: str):
@@ -111,7 +113,7 @@ def _group(check, key: str, name: str, spec, rs: Ruleset, scope, fields) -> OpGr
     refuse = check.refusal(key, refuse_if, spec.get("refuse"), fields, rs.sets)
     return OpGroup(name, check.str_of(spec["doc"], f"{key}.doc"), check.str_of(spec["source"], f"{key}.source"),
                    arity, tuple(ops), dict(aliases), operator, promote, args or (), refuse_if, refuse or "",
-                   expr("result"), rank, via)
+                   expr("result"), rank, via, expr("zero_if"))
 
 
 def _check_via(check, name: str, group: OpGroup, groups: dict, names: dict) -> None:
