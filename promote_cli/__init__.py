@@ -307,7 +307,7 @@ def lattice(framework: str, op: str = "add", options: dict | None = None, *, nam
     there (none: the answers are a lattice's joins)."""
     from promote_cli.oracle.order import order
 
-    return order(load(framework), op, options, lattice=name, answers=answers, types=types)
+    return order(load(framework), op, options, lattice=name, answers=answers, types=types, ask=_ask)
 
 
 def render(payload, fmt: str = "text", **settings) -> str:

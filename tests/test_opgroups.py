@@ -54,6 +54,11 @@ def test_an_op_group_answers_by_its_rule(operands, op, result):
     assert got.operands == tuple(operands)
 
 
+def test_the_order_of_an_op_groups_answers_is_drawn_from_them():
+    got = promote_cli.lattice("opsdemo", "+", answers=True, types=["i8", "i16", "u8", "f32"])
+    assert got.edges == [("i8", "i16"), ("i16", "f32"), ("u8", "i16")] and got.cells == []
+
+
 def test_a_binary_group_with_an_operator_gives_what_expr_gives():
     for a in ("bool", "i8", "u8", "f16", "c64", "py:int", "py:float", "0d:i16"):
         for b in ("bool", "i16", "u64", "f32", "py:int", "0d:f64"):

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from promote_cli.errors import UsageError
-from promote_cli.oracle.engine import parse_options, resolve_op
+from promote_cli.oracle.engine import parse_options
 from promote_cli.oracle.matrix import matrix
 from promote_cli.oracle.model import Ruleset, json_value, word
 
@@ -131,11 +131,11 @@ def declared(rs: Ruleset, name: str | None = None, options: dict | None = None) 
                  lattice_name=lat.name)
 
 
-def derived(rs: Ruleset, op: str = "add", options: dict | None = None, types: list[str] | None = None) -> Order:
+def derived(rs: Ruleset, op: str = "add", options: dict | None = None, types: list[str] | None = None,
+            ask=None) -> Order:
     """The smallest order consistent with `op`'s answers over `types` (default the ruleset's), and every cell that
-    is not the least upper bound of its operands in it."""
-    resolve_op(rs, op)
-    m = matrix(rs, types, op, options)
+    is not the least upper bound of its operands in it. `ask` answers an op group's op, as `matrix` takes it."""
+    m = matrix(rs, types, op, options, ask=ask)
     nodes, results = m.types, m.results()
     up: dict[str, set[str]] = {n: set() for n in nodes}
     for i, a in enumerate(nodes):
@@ -176,16 +176,16 @@ def _why(a: str, b: str, got: str | None, join: str | None, minimal: list[str], 
 
 
 def order(rs: Ruleset, op: str = "add", options: dict | None = None, *, lattice: str | None = None,
-          answers: bool | None = None, types: list[str] | None = None) -> Order:
+          answers: bool | None = None, types: list[str] | None = None, ask=None) -> Order:
     """A ruleset's order: its declared lattice when it has one (and `answers` is not true), else the order of
-    `op`'s answers (`answers=True` forces that for a lattice-shaped ruleset too)."""
+    `op`'s answers (`answers=True` forces that for a lattice-shaped ruleset too; `ask` answers an op group's op)."""
     if answers is None:
         answers = not rs.lattices and lattice is None
     if answers:
         if lattice is not None:
             raise UsageError("a declared lattice (--lattice) and the order of the answers (--answers) exclude "
                              "each other")
-        return derived(rs, op, options, types)
+        return derived(rs, op, options, types, ask)
     if types is not None:
         raise UsageError("--types goes with the order of the answers, not a declared lattice")
     return declared(rs, lattice, options)
