@@ -16,6 +16,8 @@ from promote_cli import MAX_LINE_BYTES, BatchLine
 from promote_cli import formats
 from promote_cli.cli import main
 from promote_cli.errors import PromoteError, UsageError
+from promote_cli.expressions import ops
+from promote_cli.oracle import engine
 from promote_cli.oracle.batch import TOKEN_CHARS, Asker
 
 SEED = 20261122
@@ -53,6 +55,11 @@ def _stream(seed: int, n: int, newline: bytes = b"\n", last: bytes = b"\n") -> b
             line = f"{' ' * rng.randint(0, 2)}{line} # {number}"
         lines.append(line.encode())
     return newline.join(lines) + last
+
+
+def answer(rs, a: str, b: str, op: str, options: dict):
+    """One line's answer: its op group's where the ruleset has one for `op` (docs/ops.md), else the pair rules'."""
+    return ops.answer(rs, op, [a, b], options) if ops.is_op(rs, op) else engine.answer(rs, a, b, op, options)
 
 
 def _reference(framework: str, stdin: bytes, fmt: str, op: str, options: dict) -> str:

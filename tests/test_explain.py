@@ -58,12 +58,12 @@ def test_every_alternative_is_the_answer_with_that_option(framework, a, b):
 
 
 def test_an_after_clause_that_changes_the_result_is_shown():
-    x = promote_cli.explain("paddle", "i32", "i32", op="divide")
-    assert x.rule_result == "i32" and x.result == "f32"
+    x = promote_cli.explain("paddle", "i32", "i32", op="atan2")
+    assert x.rule_result == "i32" and x.result == "f64"
     assert [(s.name, s.row, s.value) for s in x.steps if s.kind == "after"] == [
-        ("division gives at least float", "i32", "f32")]
-    code, out, _ = run_cli("explain", "i32", "i32", "-f", "paddle", "--op", "divide")
-    assert "[[after]] 'division gives at least float': i32 -> f32" in out
+        ("atan2 of integers gives float64", "i32", "f64")]
+    code, out, _ = run_cli("explain", "i32", "i32", "-f", "paddle", "--op", "atan2")
+    assert "[[after]] 'atan2 of integers gives float64': i32 -> f64" in out
 
 
 def test_a_lattice_path_is_the_chain_of_edges_to_the_join():

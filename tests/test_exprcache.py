@@ -51,6 +51,10 @@ def _answers(spec: str) -> dict:
     for op, group in (rs.op_index or {"add": "add"}).items():
         groups.setdefault(group, op)
     for op in groups.values():
+        if op in rs.op_names and rs.opgroups[rs.op_names[op]].arity == 3:  # no table: a few triples instead
+            types = [str(t) for t in rs.types[:4]]
+            out[op] = [promote_cli.query_n(spec, [x, y, z], op).result for x in types for y in types for z in types]
+            continue
         out[op] = promote_cli.table(spec, op=op).results()
         if rs.options:
             hinted = {name: opt.hint[0] for name, opt in rs.options.items() if opt.hint}

@@ -54,6 +54,11 @@ def test_an_op_group_answers_by_its_rule(operands, op, result):
     assert got.operands == tuple(operands)
 
 
+def test_the_order_of_an_op_groups_answers_is_drawn_from_them():
+    got = promote_cli.lattice("opsdemo", "+", answers=True, types=["i8", "i16", "u8", "f32"])
+    assert got.edges == [("i8", "i16"), ("i16", "f32"), ("u8", "i16")] and got.cells == []
+
+
 def test_a_binary_group_with_an_operator_gives_what_expr_gives():
     for a in ("bool", "i8", "u8", "f16", "c64", "py:int", "py:float", "0d:i16"):
         for b in ("bool", "i16", "u64", "f32", "py:int", "0d:f64"):
@@ -133,6 +138,18 @@ def test_a_good_group_loads():
     assert build(GOOD).op_names["total"] == "g"
 
 
+@pytest.mark.parametrize("operand, result", [
+    ("i8", "0d:i8"), ("0d:i8", "0d:i8"),      # where zero_if holds: 0-d, whatever the operand's form
+    ("f32", "f32"), ("0d:f32", "f32"),        # where it does not: a tensor, a 0-d operand's too
+])
+def test_zero_if_says_the_results_form_instead_of_rank(operand, result):
+    from promote_cli.expressions import ops
+
+    rs = build(GOOD + 'zero_if = "is_int(result)"\n')
+    assert str(ops.answer(rs, "sum", [operand]).result_operand) == result
+    assert ops.describe(rs.opgroups["g"]) == "a; 0-d if is_int(result)"
+
+
 @pytest.mark.parametrize("groups, message", [
     (GOOD + 'colour = "red"\n', r"opgroups.g.colour: unknown key"),
     (GOOD.replace('source = "s"\n', ""), r"opgroups.g.source: every op group says it"),
@@ -148,6 +165,8 @@ def test_a_good_group_loads():
     (GOOD + 'refuse_if = "is_bool(a)"\nrefuse = { message = "nosuch" }\n', r"opgroups.g.refuse.message: 'nosuch'"),
     (GOOD + 'result = "b"\n', r"opgroups.g.result: .*'b'"),
     (GOOD + 'rank = "two"\n', r"opgroups.g.rank: expected one of keep, zero, tensor"),
+    (GOOD + 'rank = "zero"\nzero_if = "is_int(a)"\n', r"opgroups.g.zero_if: .* by `rank` or by `zero_if`, not both"),
+    (GOOD + 'zero_if = "is_int(b)"\n', r"opgroups.g.zero_if: .*'b'"),
     (GOOD + 'result = "' + " or ".join(["is_int(a)"] * 12) + '"\n', r"longer than 120 characters"),
     (GOOD + '[opgroups.h]\ndoc = "d"\nsource = "s"\narity = 1\nops = ["total"]\n', r"'total' is already in group 'g'"),
     (GOOD + 'via = "grand"\n[opgroups.h]\ndoc = "d"\nsource = "s"\narity = 1\nops = ["grand"]\nvia = "total"\n',

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from support import load_tool, require_framework, run_cli, spec_page
 
-from promote_cli import query
+from promote_cli import query, query_n
 from promote_cli.probes import paddle as probe
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -246,10 +246,10 @@ def test_framework_doc_examples():
     commands = [(argv, expected) for argv, expected in _doc_commands() if argv[0] == "query"]
     assert len(commands) >= 10
     for argv, expected in commands:
-        a, b = argv[1], argv[2]
+        operands = argv[1:argv.index("-f")]
         fw = argv[argv.index("-f") + 1]
         op = argv[argv.index("--op") + 1] if "--op" in argv else "add"
-        ans = query(fw, a, b, op=op)
+        ans = query(fw, *operands, op=op) if len(operands) == 2 else query_n(fw, operands, op)
         if expected.startswith("promote: ") and " refuses " in expected:
             assert ans.result is None, (argv, ans.result)
             assert expected.endswith(ans.refusal), (argv, ans.refusal)

@@ -6,7 +6,8 @@
 A group starts from its `operator`'s answer (the `[expressions.operators]` block evaluated as `promote expr`
 evaluates it, so a query and an expression agree), from `promote`'s (a ruleset op, or another group's op,
 over the operands `args` names), or from the first operand; `refuse_if` may refuse and `result` gives the
-op's dtype; `rank` says its form (`keep`: 0-d when every array operand is, `zero`: 0-d, `tensor`).
+op's dtype; `rank` says its form (`keep`: 0-d when every array operand is, `zero`: 0-d, `tensor`), or
+`zero_if` does (0-d where it holds, else a tensor).
 """
 
 from __future__ import annotations
@@ -105,6 +106,9 @@ def _decide(rs: Ruleset, group: OpGroup, op: str, given: list[Operand], values: 
     if group.result is not None:
         value = eng.formula(group.result, f"opgroups.{group.name}.result", op=op, result=start, **names)
         result = _operand(rs, group, value, start)
+    if group.zero_if is not None and result.form != PYTHON:
+        zero = eng.formula(group.zero_if, f"opgroups.{group.name}.zero_if", op=op, result=result, **names)
+        return result.with_form(RANK0 if zero else TENSOR), rule, reason
     return _form(group, result, start, given), rule, reason
 
 
@@ -199,7 +203,9 @@ def describe(group: OpGroup) -> str:
         parts.append(f"refuse if {group.refuse_if.text}")
     if group.result is not None:
         parts.append(f"result {group.result.text}")
-    if group.rank != "keep":
+    if group.zero_if is not None:
+        parts.append(f"0-d if {group.zero_if.text}")
+    elif group.rank != "keep":
         parts.append(f"rank {group.rank}")
     return "; ".join(parts)
 

@@ -214,7 +214,7 @@ class OpGroup(Record):
     The starting result is `operator`'s answer (an `[expressions.operators]` block, as `promote expr` gives it),
     `promote`'s (an op of the promotion rules) or `via`'s (another group's op), over the operands `args` names, or
     the first operand;
-    then `refuse_if`/`refuse` may refuse and `result` gives the op's dtype; `rank` its form.
+    then `refuse_if`/`refuse` may refuse and `result` gives the op's dtype; `rank` (or `zero_if`) its form.
     """
 
     name: str
@@ -231,6 +231,7 @@ class OpGroup(Record):
     result: Expr | None = None
     rank: str = "keep"                        # keep | zero | tensor
     via: str | None = None                    # another group's op that gives the starting result
+    zero_if: Expr | None = None               # instead of `rank`: the result is 0-d where this holds, else a tensor
 
 
 class Ruleset(Record):

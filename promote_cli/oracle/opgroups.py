@@ -21,7 +21,7 @@ from promote_cli.oracle.model import OpGroup, Ruleset
 from promote_cli.vocab import operators as operators_vocab
 
 KEYS = {"doc", "source", "arity", "ops", "aliases", "operator", "promote", "via", "args", "refuse_if", "refuse",
-        "result", "rank"}
+        "result", "rank", "zero_if"}
 RANKS = ("keep", "zero", "tensor", "contract")
 #: the operands' names in a group's expressions, by position
 OPERANDS = ("a", "b", "c")
@@ -103,6 +103,9 @@ def _group(check, key: str, name: str, spec, rs: Ruleset, scope, fields) -> OpGr
     rank = spec.get("rank", "keep")
     if rank not in RANKS:
         check.fail(f"{key}.rank", f"expected one of {', '.join(RANKS)}, got {rank!r}")
+    if "rank" in spec and "zero_if" in spec:
+        check.fail(f"{key}.zero_if", "a group says its result's form by `rank` or by `zero_if`, not both")
+
     def expr(field: str):
         return scope.field(check, key, spec, field, names, LONGEST)
 
@@ -111,7 +114,7 @@ def _group(check, key: str, name: str, spec, rs: Ruleset, scope, fields) -> OpGr
     refuse = check.refusal(key, refuse_if, spec.get("refuse"), fields, rs.sets)
     return OpGroup(name, check.str_of(spec["doc"], f"{key}.doc"), check.str_of(spec["source"], f"{key}.source"),
                    arity, tuple(ops), dict(aliases), operator, promote, args or (), refuse_if, refuse or "",
-                   expr("result"), rank, via)
+                   expr("result"), rank, via, expr("zero_if"))
 
 
 def _arg(check, key: str, raw, arity: int, scope, names):
