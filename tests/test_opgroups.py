@@ -146,7 +146,7 @@ def test_zero_if_says_the_results_form_instead_of_rank(operand, result):
     from promote_cli.expressions import ops
 
     rs = build(GOOD + 'zero_if = "is_int(result)"\n')
-    assert str(ops.answer(rs, "sum", [operand]).result_operand) == result
+    assert str(ops.answer(rs, "total", [operand]).result_operand) == result
     assert ops.describe(rs.opgroups["g"]) == "a; 0-d if is_int(result)"
 
 
