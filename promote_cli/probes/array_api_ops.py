@@ -4,7 +4,7 @@ recording per standard version, over every operand `opsweep` asks.
 What is asked
     Under each standard version array-api-strict supports (``api_version``, set as the
     pair probe `promote_cli.probes.array_api` sets it), each name of `OPS` the version
-    has (`ops`: a function is asked from the version `SINCE` names on), called as a user
+    has (`ops_for`: a function is asked from the version `SINCE` names on), called as a user
     calls it: the operators on arrays (``a + b``, ``-a``, ``a @ b``; a Python scalar on
     the left runs the reflected method), the namespace's functions with their default
     arguments (reductions over every element), except where a function needs one more
@@ -31,7 +31,7 @@ from __future__ import annotations
 from promote_cli.probes import opsweep
 from promote_cli.probes.array_api import FRAMEWORK, PACKAGE, TYPES, api_versions, make_operand, version
 from promote_cli.probes.dtype_names import canonical, first_line
-from promote_cli.probes.numpy_ops import OPERATORS, WHERE_CONDITIONS, asker
+from promote_cli.probes.numpy_ops import OPERATORS, WHERE_CONDITIONS, asker, calling
 from promote_cli.probes.opcases import Recorder, write_op_recording
 
 _BINARY = ["add", "subtract", "multiply", "divide", "floor_divide", "remainder", "pow", "maximum", "minimum",
@@ -63,12 +63,13 @@ SINCE = {"maximum": "2023.12", "minimum": "2023.12", "clip": "2023.12", "cumulat
 #: no two names of the standard are one function.
 ALIASES: dict[str, str] = {}
 
-_LISTED = {"concat", "stack"}
 _VERSION_GATE = "requires API version"
 
 
-def ops(api_version: str) -> dict:
-    """The names of `OPS` that standard version has, in order, -> arity."""
+def ops_for(ruleset: str) -> dict:
+    """The names of `OPS` the standard version of `ruleset` (``array-api@2023.12``) has, in
+    order, -> arity."""
+    api_version = ruleset.partition("@")[2]
     return {op: arity for op, arity in OPS.items() if SINCE.get(op, "") <= api_version}
 
 
@@ -76,14 +77,7 @@ def function(op: str):
     """What calling `op` on operands does, as a function of the operands."""
     import array_api_strict as xp  # noqa: PLC0415
 
-    if op in OPERATORS:
-        return OPERATORS[op]
-    fn = getattr(xp, op)
-    if op in _LISTED:
-        return lambda a, b: fn([a, b])
-    if op == "tensordot":
-        return lambda a, b: fn(a, b, axes=1)
-    return fn
+    return calling(op, OPERATORS[op] if op in OPERATORS else getattr(xp, op))
 
 
 def clean_error(exc: BaseException) -> str:
@@ -105,14 +99,14 @@ def _operands(arity) -> list[str]:
     return ["f32"] * (3 if arity == opsweep.CLIP else arity)
 
 
-def check_versions(api_version: str, ask) -> None:
-    """Raise unless each name of `OPS` the version lacks refuses as array-api-strict refuses
-    a function of a later version."""
+def check_versions(ruleset: str, ask) -> None:
+    """Raise unless each name of `OPS` the ruleset's version lacks refuses as array-api-strict
+    refuses a function of a later version."""
     for op, arity in OPS.items():
-        if op not in ops(api_version):
+        if op not in ops_for(ruleset):
             _, error = ask(op, _operands(arity))
             if error is None or _VERSION_GATE not in error:
-                raise AssertionError(f"array-api-strict has {op} under api_version={api_version}; SINCE says "
+                raise AssertionError(f"array-api-strict has {op} under {ruleset}; SINCE says "
                                      f"{SINCE[op]}: {error}")
 
 
@@ -128,6 +122,7 @@ def record_ops(ruleset: str | None = None) -> dict:
     import numpy as np  # noqa: PLC0415
 
     api_version = (ruleset or "").partition("@")[2] or api_versions()[-1]
+    ruleset = f"{FRAMEWORK}@{api_version}"
     if api_version not in api_versions():
         raise RuntimeError(f"array-api-strict {ver} does not support api_version={api_version}")
     recorder = Recorder(opsweep.axis(TYPES))
@@ -137,15 +132,15 @@ def record_ops(ruleset: str | None = None) -> dict:
         xp.set_array_api_strict_flags(api_version=api_version)
         try:
             ask = asker(function, make_operand, _dtype_name, clean_error)
-            check_versions(api_version, ask)
-            opsweep.sweep(recorder, ops(api_version), {}, ask, WHERE_CONDITIONS)
+            check_versions(ruleset, ask)
+            opsweep.sweep(recorder, ops_for(ruleset), {}, ask, WHERE_CONDITIONS)
         finally:
             xp.set_array_api_strict_flags(api_version=before)
     gated = [m for m in recorder.messages if _VERSION_GATE in m]
     if gated:
-        raise AssertionError(f"a function SINCE lists too late for api_version={api_version}: {gated[0]}")
+        raise AssertionError(f"a function SINCE lists too late for {ruleset}: {gated[0]}")
     return recorder.recording({
-        "ruleset": f"{FRAMEWORK}@{api_version}", "package": PACKAGE, "version": ver, "api_version": api_version,
+        "ruleset": ruleset, "package": PACKAGE, "version": ver, "api_version": api_version,
         "numpy": str(np.__version__), "probe": "promote_cli.probes.array_api_ops", "aliases": ALIASES,
     })
 

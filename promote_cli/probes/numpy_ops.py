@@ -19,7 +19,10 @@ How the answer is read
     The result's dtype as an operand (``0d:i64`` for a 0-d array or a NumPy scalar,
     ``py:float`` for a plain Python value), or the refusal: ``ExceptionClass: first line
     of the message``.  A ufunc with no loop for an ml_dtypes type is a refusal like any
-    other (``UFuncTypeError: ufunc 'sqrt' not supported for the input types, ...``).
+    other (``UFuncTypeError: ufunc 'sqrt' not supported for the input types, ...``).  A
+    result of a dtype with no canonical name (``object``, which ``dot`` and ``tensordot``
+    of two sub-byte integer types give) is recorded in a refusal's place, as a message
+    saying so (`named_result`).
 
 NumPy has no modes that change promotion (NEP 50 is its only behaviour from 2.0 on), so
 there is one options dict, ``{}``.
@@ -31,10 +34,12 @@ from __future__ import annotations
 
 import operator
 
+from promote_cli.errors import UsageError
 from promote_cli.probes import opsweep
 from promote_cli.probes.dtype_names import canonical, first_line
 from promote_cli.probes.numpy import PACKAGE, TYPES, make_operand, version
 from promote_cli.probes.opcases import Recorder, write_op_recording
+from promote_cli.vocab import operands
 
 FRAMEWORK = "numpy"
 
@@ -69,7 +74,7 @@ OPS: dict[str, int | str] = {
 }
 
 #: name -> NumPy's own name for the same function object (recorded once, under the latter);
-#: `record_ops` checks each against the installed NumPy.
+#: `record_ops` checks each against the installed NumPy, and that no other two names are one.
 ALIASES = {"true_divide": "divide", "mod": "remainder", "pow": "power", "bitwise_left_shift": "left_shift",
            "bitwise_right_shift": "right_shift", "abs": "absolute", "conj": "conjugate",
            "bitwise_not": "invert", "bitwise_invert": "invert", "concat": "concatenate"}
@@ -80,18 +85,26 @@ WHERE_CONDITIONS = ["bool", "0d:bool", "i8"]
 _LISTED = {"concatenate", "concat", "stack"}
 
 
-def function(op: str):
-    """What calling `op` on operands does, as a function of the operands."""
+def named(op: str):
+    """The operator's function or NumPy's object of that name (what `ALIASES` compares)."""
     import numpy as np  # noqa: PLC0415
 
-    if op in OPERATORS:
-        return OPERATORS[op]
-    fn = getattr(np, op)
+    return OPERATORS[op] if op in OPERATORS else getattr(np, op)
+
+
+def calling(op: str, fn):
+    """How `op`'s function `fn` is called on the operands: ``concatenate``, ``concat`` and
+    ``stack`` on the list of them, ``tensordot`` with ``axes=1``, the rest on the operands."""
     if op in _LISTED:
         return lambda a, b: fn([a, b])
     if op == "tensordot":
         return lambda a, b: fn(a, b, axes=1)
     return fn
+
+
+def function(op: str):
+    """What calling `op` on operands does, as a function of the operands."""
+    return calling(op, named(op))
 
 
 def asker(function, make_operand, dtype_name, clean_error=first_line):
@@ -111,22 +124,30 @@ def asker(function, make_operand, dtype_name, clean_error=first_line):
                 out = fn(*args)
             except Exception as exc:  # noqa: BLE001 - every error is an answer
                 return None, opsweep.refusal(exc, clean_error(exc))
-        return opsweep.result_operand(out, dtype_name)
+        return named_result(*opsweep.result_operand(out, dtype_name))
 
     return ask
 
 
-def check_aliases(function, aliases: dict, ops: dict, where: str) -> None:
-    """Raise unless each name of `aliases` is the same object as its canonical name, and no
-    two other names of `ops` are one object."""
-    for name, canon in aliases.items():
-        if function(name) is not function(canon):
-            raise AssertionError(f"{where}.{name} is not {where}.{canon}")
+def named_result(result: str | None, error: str | None) -> tuple[str | None, str | None]:
+    """A result whose dtype has no canonical name (NumPy's ``dot`` of two sub-byte integer
+    types gives ``object``) is recorded as what came back, in the place of a refusal."""
+    if result is not None:
+        try:
+            operands.parse(result)
+        except UsageError:
+            return None, f"returned dtype {result.rpartition(':')[2]}, which has no canonical name"
+    return result, error
+
+
+def check_distinct(named, aliases: dict, ops: dict, where: str) -> None:
+    """Raise unless the names of `ops` that are not in `aliases` are distinct objects
+    (`named(op)`): two that are one function belong in `aliases`."""
     seen: dict = {}
     for name in ops:
         if name in aliases or name in OPERATORS:
             continue
-        fn = function(name)
+        fn = named(name)
         same = next((other for other, f in seen.items() if f is fn), None)
         if same is not None:
             raise AssertionError(f"{where}.{name} is {where}.{same}: list it in ALIASES")
@@ -141,10 +162,8 @@ def record_ops(ruleset: str = FRAMEWORK) -> dict:
     import ml_dtypes  # noqa: PLC0415
     import numpy as np  # noqa: PLC0415
 
-    def raw(op):
-        return OPERATORS.get(op) or getattr(np, op)
-
-    check_aliases(raw, ALIASES, OPS, "np")
+    opsweep.check_aliases(np, ALIASES)
+    check_distinct(named, ALIASES, OPS, "np")
     recorder = Recorder(opsweep.axis(TYPES))
     ops = {op: arity for op, arity in OPS.items() if op not in ALIASES}
     opsweep.sweep(recorder, ops, {}, asker(function, make_operand, canonical), WHERE_CONDITIONS)

@@ -71,6 +71,13 @@ def result_operand(value, dtype_name: Callable) -> tuple[str | None, str | None]
     return (name if len(shape) else f"0d:{name}"), None
 
 
+def check_aliases(module, aliases: dict) -> None:
+    """Raise unless each name of `aliases` is the same object of `module` as its canonical name."""
+    for name, canonical in aliases.items():
+        if getattr(module, name) is not getattr(module, canonical):
+            raise AssertionError(f"{module.__name__}.{name} is not {module.__name__}.{canonical}")
+
+
 def sweep(recorder: Recorder, ops: dict, options: dict, ask: Callable,
           where_conditions: Iterable[str]) -> None:
     """Ask every op of `ops` (name -> arity) with `options`, adding its rows to `recorder`."""
