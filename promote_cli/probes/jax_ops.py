@@ -27,11 +27,13 @@ What is asked
 How the answer is read
     A row's ops run under one ``jax.eval_shape`` (JAX traces each op exactly as under
     ``jit``; no kernel is compiled, so the fp6 types, which XLA's CPU runtime cannot hold,
-    are answered too: the header's ``abstract_only``).  The result's dtype as an operand:
+    are answered too: the header's ``abstract_only``), with ``jax.disable_jit()``: the body
+    of each jax.numpy function that JAX wraps in ``jit`` is traced in the row's trace
+    (`row_asker`).  The result's dtype as an operand:
     ``0d:i32`` when it has no dimensions, ``weak:f32`` when JAX marks it weakly typed
     (what an op of Python scalars and weak values gives; the contract's ``weak:`` has no
     rank).  A refusal is ``ExceptionClass: JAX's first sentence`` (and the one naming the
-    type family that refuses implicit promotion, `promote_cli.probes.jax.clean_error`).
+    type family that refuses implicit promotion), its dtypes in sorted order (`clean_error`).
 
 JAX is imported inside the functions only, so importing this module never fails when
 the package is absent.
@@ -41,14 +43,17 @@ the package is absent.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
+import re
 import subprocess
 import sys
 
 from promote_cli.probes import opsweep
 from promote_cli.probes.dtype_names import canonical
-from promote_cli.probes.jax import ABSTRACT_ONLY, MODES, PACKAGE, TYPES, clean_error, make_operand, version
+from promote_cli.probes import jax as pair_probe
+from promote_cli.probes.jax import ABSTRACT_ONLY, MODES, PACKAGE, TYPES, make_operand, version
 from promote_cli.probes.numpy_ops import OPERATORS, OPS, WHERE_CONDITIONS, calling, check_distinct, named_result
 from promote_cli.probes.opcases import Recorder, write_op_recording
 
@@ -77,6 +82,22 @@ def leading(arity, axis: list[str], where_conditions) -> list[list[str]]:
     return rows
 
 
+_INPUT_DTYPES = re.compile(r"(?<=Input dtypes )\([^()]*\)")
+
+
+def clean_error(exc: BaseException) -> str:
+    """JAX's message as the pair probe keeps it (`promote_cli.probes.jax.clean_error`), with
+    the dtypes of "Input dtypes (...)" in sorted order: JAX lists them from a set of dtypes,
+    whose order changes from one process to the next (a dtype's hash does)."""
+    def ordered(match: re.Match) -> str:
+        try:
+            return repr(tuple(sorted(ast.literal_eval(match.group(0)))))
+        except (ValueError, SyntaxError, TypeError):
+            return match.group(0)
+
+    return _INPUT_DTYPES.sub(ordered, pair_probe.clean_error(exc))
+
+
 def _read(value) -> tuple[str | None, str | None]:
     """The operand form of an abstract result (a ``ShapeDtypeStruct``)."""
     result, error = named_result(*opsweep.result_operand(value, canonical))
@@ -85,10 +106,13 @@ def _read(value) -> tuple[str | None, str | None]:
     return result, error
 
 
-def row_asker():
-    """``ask(op, operands) -> (result, error)`` for the current mode: the first case of a
-    row (an op and its leading operands) answers the whole row, every last operand of the
-    axis, under one ``jax.eval_shape``; the other cases of the row are read from it."""
+def row_asker(inline: bool = True):
+    """``ask(op, operands, axis) -> (result, error)`` for the current mode: the first case of
+    a row (an op and its leading operands) answers the whole row, every last operand of
+    `axis`, under one ``jax.eval_shape``; the other cases of the row are read from it.
+    `inline`: under ``jax.disable_jit()``, which runs the body of each jax.numpy function
+    that JAX wraps in ``jit`` in the row's trace rather than tracing it apart (the same
+    promotion and the same errors, in half the time; tests/test_jax_ops.py compares)."""
     import warnings  # noqa: PLC0415
 
     import jax  # noqa: PLC0415
@@ -123,7 +147,7 @@ def row_asker():
                     answers[x] = named_result(*opsweep.result_operand(got, canonical))
             return out
 
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), jax.disable_jit(inline):
             warnings.simplefilter("ignore")
             shapes = jax.eval_shape(traced, *(value(n) for n in arrays))
         return {**answers, **{x: _read(s) for x, s in shapes.items()}}
