@@ -5,9 +5,11 @@ tests/test_op_recordings.py."""
 
 from __future__ import annotations
 
+import ast
 import importlib
 import json
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -142,3 +144,21 @@ def test_the_recording_is_what_the_installed_jax_answers():
     for op, args, options, result, error in sample:
         with jax.numpy_dtype_promotion(options["numpy_dtype_promotion"]):
             assert jax_ops.row_asker(inline=False)(op, args, data["axis"]) == (result, error), (op, args, options)
+
+
+def test_a_refusal_lists_its_dtypes_sorted_whatever_order_the_process_gave():
+    """JAX names the dtypes of a failed promotion from a set of dtypes, whose order follows their hashes,
+    which change from one process to the next: the probe sorts them, so a recording is the same each time."""
+    said = ("Input dtypes ('uint32', 'uint2') have no available implicit dtype promotion path. To avoid unintended "
+            "promotion, 1-bit, 2-bit and 4-bit integers do not support implicit promotion. If you'd like your inputs "
+            "to be promoted to another type, you can do so explicitly using e.g. x.astype('int32')")
+    assert jax_ops.clean_error(TypeError(said)) == (
+        "Input dtypes ('uint2', 'uint32') have no available implicit dtype promotion path. To avoid unintended "
+        "promotion, 1-bit, 2-bit and 4-bit integers do not support implicit promotion.")
+    strict = "Input dtypes ('int8', \"<class 'float'>\") have no available implicit dtype promotion path when x."
+    assert jax_ops.clean_error(TypeError(strict)).startswith("Input dtypes (\"<class 'float'>\", 'int8') have")
+    assert jax_ops.clean_error(ValueError("Cannot stack arrays: got (2,), ().")) == "Cannot stack arrays: got (2,), ()."
+    for message in _load()["messages"]:
+        for listed in re.findall(r"(?<=Input dtypes )\([^()]*\)", message):
+            names = ast.literal_eval(listed)
+            assert list(names) == sorted(names), message
