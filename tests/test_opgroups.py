@@ -272,3 +272,16 @@ def test_expr_op_calls_refuse_and_check_their_arity():
         promote_cli.expr("x:f16 @ y:bf16", "numpy")
     code, out, err = run_cli("expr", "sum(x:i8) / 2", "-f", "opsdemo")
     assert (code, out) == (0, "0d:f64\n")
+
+
+def test_a_weak_result_keeps_no_rank_in_a_rank_zero_group():
+    """A weak value has no rank (the contract's ``weak:``): `rank = "zero"` makes 0-d arrays only."""
+    from promote_cli.expressions import ops
+
+    text = ('schema = 2\nname = "weakdemo"\nversion = "1"\nextends = "jax"\n[opgroups.g]\ndoc = "d"\nsource = "s"\n'
+            'arity = 2\nops = ["g"]\npromote = "add"\nrank = "zero"\n')
+    raw = loader.merge(registry._raw(registry._find("jax", registry._files()), registry._files()),
+                       loader.parse_toml(text, "weakdemo.toml"))
+    rs = loader.build(raw, "weakdemo.toml")
+    assert str(ops.answer(rs, "g", ["i8", "py:float"], {}).result_operand) == "weak:f32"
+    assert str(ops.answer(rs, "g", ["i8", "i16"], {}).result_operand) == "0d:i16"

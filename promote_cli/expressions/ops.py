@@ -141,14 +141,14 @@ def _operand(rs: Ruleset, group: OpGroup, value, start: Operand) -> Operand:
 
 
 def _form(group: OpGroup, result: Operand, start: Operand, given: list[Operand]) -> Operand:
-    """The result's form by the group's `rank`: `zero` 0-d, `tensor` a tensor, `keep` weak where the result is,
-    else 0-d when every array operand is 0-d (a Python scalar is no array)."""
-    if result.form == PYTHON:
+    """The result's form by the group's `rank`: a weak result stays weak (it has no rank), else `zero` 0-d,
+    `tensor` a tensor, `keep` 0-d when every array operand is 0-d (a Python scalar is no array)."""
+    if result.form in (PYTHON, WEAK):  # a weak result has no rank
         return result
     if group.rank == "zero":
         return result.with_form(RANK0)
-    if group.rank == "tensor" or result.form == WEAK:
-        return result.with_form(TENSOR) if result.form != WEAK else result
+    if group.rank == "tensor":
+        return result.with_form(TENSOR)
     arrays = [x for x in given if x.form != PYTHON]
     rank0 = all(x.form == RANK0 for x in arrays) if arrays else True
     return result.with_form(RANK0 if rank0 else TENSOR)
