@@ -285,3 +285,16 @@ def test_a_weak_result_keeps_no_rank_in_a_rank_zero_group():
     rs = loader.build(raw, "weakdemo.toml")
     assert str(ops.answer(rs, "g", ["i8", "py:float"], {}).result_operand) == "weak:f32"
     assert str(ops.answer(rs, "g", ["i8", "i16"], {}).result_operand) == "0d:i16"
+
+
+def test_rank_zero_if_makes_a_0d_result_where_it_holds():
+    """`rank_zero_if`: 0-d where the condition holds (a contraction of two vectors), else as `rank` says."""
+    extra = ('[opgroups.g]\ndoc = "d"\nsource = "s"\narity = 2\nops = ["g"]\npromote = "add"\n'
+             'rank_zero_if = "is_tensor(a) and is_tensor(b)"\n')
+    from promote_cli.expressions import ops
+
+    rs = build(extra)
+    assert str(ops.answer(rs, "g", ["i8", "i16"], {}).result_operand) == "0d:i16"
+    assert str(ops.answer(rs, "g", ["i8", "0d:i16"], {}).result_operand) == "i16"
+    assert str(ops.answer(rs, "g", ["0d:i8", "py:int"], {}).result_operand) == "0d:i8"
+    assert "rank zero if is_tensor(a) and is_tensor(b)" in ops.describe(rs.opgroups["g"])

@@ -99,7 +99,9 @@ def _decide(rs: Ruleset, group: OpGroup, op: str, given: list[Operand], values: 
     if group.result is not None:
         value = eng.formula(group.result, f"opgroups.{group.name}.result", op=op, result=start, **names)
         result = _operand(rs, group, value, start)
-    return _form(group, result, start, given), rule, reason
+    zero = group.rank_zero_if is not None and eng.formula(group.rank_zero_if, f"{rule}.rank_zero_if", op=op,
+                                                          result=result, **names)
+    return _form(group, result, start, given, zero), rule, reason
 
 
 def _operator(rs: Ruleset, group: OpGroup, given: list[Operand], options) -> tuple[Operand, str]:
@@ -140,12 +142,13 @@ def _operand(rs: Ruleset, group: OpGroup, value, start: Operand) -> Operand:
     return value
 
 
-def _form(group: OpGroup, result: Operand, start: Operand, given: list[Operand]) -> Operand:
+def _form(group: OpGroup, result: Operand, start: Operand, given: list[Operand], zero: bool = False) -> Operand:
     """The result's form by the group's `rank`: a weak result stays weak (it has no rank), else `zero` 0-d,
-    `tensor` a tensor, `keep` 0-d when every array operand is 0-d (a Python scalar is no array)."""
+    `tensor` a tensor, `keep` 0-d when every array operand is 0-d (a Python scalar is no array); `zero` (where
+    `rank_zero_if` holds) 0-d whatever `rank` says."""
     if result.form in (PYTHON, WEAK):  # a weak result has no rank
         return result
-    if group.rank == "zero":
+    if zero or group.rank == "zero":
         return result.with_form(RANK0)
     if group.rank == "tensor":
         return result.with_form(TENSOR)
@@ -185,6 +188,8 @@ def describe(group: OpGroup) -> str:
         parts.append(f"result {group.result.text}")
     if group.rank != "keep":
         parts.append(f"rank {group.rank}")
+    if group.rank_zero_if is not None:
+        parts.append(f"rank zero if {group.rank_zero_if.text}")
     return "; ".join(parts)
 
 

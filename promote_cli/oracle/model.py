@@ -231,6 +231,7 @@ class OpGroup(Record):
     result: Expr | None = None
     rank: str = "keep"                        # keep | zero | tensor
     via: str | None = None                    # another group's op that gives the starting result
+    rank_zero_if: Expr | None = None          # 0-d where it holds (a contraction of two vectors), else `rank`
 
 
 class Ruleset(Record):

@@ -20,7 +20,7 @@ from promote_cli.oracle.model import OpGroup, Ruleset
 from promote_cli.vocab import operators as operators_vocab
 
 KEYS = {"doc", "source", "arity", "ops", "aliases", "operator", "promote", "via", "args", "refuse_if", "refuse",
-        "result", "rank"}
+        "result", "rank", "rank_zero_if"}
 RANKS = ("keep", "zero", "tensor")
 #: the operands' names in a group's expressions, by position
 OPERANDS = ("a", "b", "c")
@@ -111,7 +111,7 @@ def _group(check, key: str, name: str, spec, rs: Ruleset, scope, fields) -> OpGr
     refuse = check.refusal(key, refuse_if, spec.get("refuse"), fields, rs.sets)
     return OpGroup(name, check.str_of(spec["doc"], f"{key}.doc"), check.str_of(spec["source"], f"{key}.source"),
                    arity, tuple(ops), dict(aliases), operator, promote, args or (), refuse_if, refuse or "",
-                   expr("result"), rank, via)
+                   expr("result"), rank, via, expr("rank_zero_if"))
 
 
 def _check_via(check, name: str, group: OpGroup, groups: dict, names: dict) -> None:
