@@ -298,3 +298,11 @@ def test_rank_zero_if_makes_a_0d_result_where_it_holds():
     assert str(ops.answer(rs, "g", ["i8", "0d:i16"], {}).result_operand) == "i16"
     assert str(ops.answer(rs, "g", ["0d:i8", "py:int"], {}).result_operand) == "0d:i8"
     assert "rank zero if is_tensor(a) and is_tensor(b)" in ops.describe(rs.opgroups["g"])
+
+
+def test_a_refused_ops_answer_names_the_option_under_which_it_answers():
+    """As a pair answer does: JAX's strict promotion refuses i8 + i16, the standard one gives i16."""
+    from promote_cli.expressions import ops
+
+    got = ops.answer(registry.load("jax"), "+", ["i8", "i16"], {"numpy_dtype_promotion": "strict"})
+    assert got.refused and got.hint == {"option": "numpy_dtype_promotion", "value": "standard", "result": "i16"}

@@ -59,8 +59,20 @@ def answer(rs: Ruleset, op: str, operand_list, options: dict | None = None) -> e
         result, rule, reason = _decide(rs, group, canonical(group, op), given, values, options)
     except Refusal as exc:
         return engine.Answer(**base, result=None, rule=getattr(exc, "rule", group.name), reason=str(exc),
-                             refusal=str(exc))
+                             refusal=str(exc), hint=_hint(rs, group, canonical(group, op), given, values))
     return engine.Answer(**base, result=str(_shown(result)), rule=rule, reason=reason, result_operand=result)
+
+
+def _hint(rs: Ruleset, group: OpGroup, op: str, given: list[Operand], values: dict) -> dict | None:
+    """A refused op's hint, as a pair answer's: the first single option change under which it answers."""
+    def decide(other: engine.Engine):
+        shown = {name: rs.options[name].show(value) for name, value in other.values.items()}
+        try:
+            return _shown(_decide(rs, group, op, given, other.values, shown)[0])
+        except Refusal:
+            return None
+
+    return engine.engine(rs, values).hint(decide)
 
 
 def _decide(rs: Ruleset, group: OpGroup, op: str, given: list[Operand], values: dict, options):
