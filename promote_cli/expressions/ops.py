@@ -42,9 +42,10 @@ def is_op(rs: Ruleset, op: str) -> bool:
     return op in rs.op_names
 
 
-def answer(rs: Ruleset, op: str, operand_list, options: dict | None = None) -> engine.Answer:
+def answer(rs: Ruleset, op: str, operand_list, options: dict | None = None, hint: bool = True) -> engine.Answer:
     """The answer of op `op` of ruleset `rs` for its operands (an `Answer`; `result_operand` keeps a 0-d
-    result's form, `result` shows it as its dtype, as a pair answer does)."""
+    result's form, `result` shows it as its dtype, as a pair answer does); with `hint`, a refusal's hint (the
+    option change under which it answers: the op is asked again)."""
     group = group_of(rs, op)
     given = [x if isinstance(x, Operand) else operand_grammar.parse(x) for x in operand_list]
     if len(given) != group.arity:
@@ -59,7 +60,7 @@ def answer(rs: Ruleset, op: str, operand_list, options: dict | None = None) -> e
         result, rule, reason = _decide(rs, group, canonical(group, op), given, values, options)
     except Refusal as exc:
         return engine.Answer(**base, result=None, rule=getattr(exc, "rule", group.name), reason=str(exc),
-                             refusal=str(exc), hint=_hint(rs, group, canonical(group, op), given, values))
+                             refusal=str(exc), hint=_hint(rs, group, canonical(group, op), given, values) if hint else None)
     return engine.Answer(**base, result=str(_shown(result)), rule=rule, reason=reason, result_operand=result)
 
 
