@@ -105,8 +105,9 @@ def _op_answer(rs, operands: list, op: str, options: dict | None) -> Answer:
 
 def _ask(rs, operands: list, op: str, options: dict | None, pair: bool = True) -> Answer:
     """A ruleset's answer for its operands: an op group's op, else the pair answer of the rules (`pair`, for two
-    operands) or their N-operand answer."""
-    if op in rs.op_names:
+    operands) or their N-operand answer. An op both of a group and of the promotion rules (`add`), given another
+    number of operands than the group takes, is the rules' (`query_n(fw, [a, b, c])`: their N-operand answer)."""
+    if op in rs.op_names and (op not in rs.op_index or len(operands) == rs.opgroups[rs.op_names[op]].arity):
         return _op_answer(rs, operands, op, options)
     if len(operands) < 2:
         _too_few(rs, op)

@@ -306,3 +306,12 @@ def test_a_refused_ops_answer_names_the_option_under_which_it_answers():
 
     got = ops.answer(registry.load("jax"), "+", ["i8", "i16"], {"numpy_dtype_promotion": "strict"})
     assert got.refused and got.hint == {"option": "numpy_dtype_promotion", "value": "standard", "result": "i16"}
+
+
+def test_an_op_of_a_group_and_of_the_rules_asked_with_more_operands_is_the_rules():
+    """`add` is a binary group's op and the promotion rules' op: three operands are the rules' N-operand answer;
+    an op only a group has still takes its own number."""
+    assert promote_cli.query_n("opsdemo", ["i8", "u8", "f16"]).result == "f16"
+    assert promote_cli.query_n("opsdemo", ["i8", "u8"], "add").rule.startswith("opgroups.arithmetic")
+    with pytest.raises(UsageError, match="takes 2 operands, not 3"):
+        promote_cli.query_n("opsdemo", ["i8", "u8", "f16"], "subtract")
