@@ -359,6 +359,7 @@ def test_live_verify_asks_the_expressions_too(monkeypatch):
     """`promote verify -f jax` with JAX installed re-asks the pairs and the whole expressions: here the
     probes answer with the committed recordings, one expression changed, and the report names it."""
     from promote_cli.probes import jax as jax_probe
+    from promote_cli.probes import jax_ops
 
     pairs = json.loads((RECORDINGS / "jax-0.10.json").read_text(encoding="utf-8"))
     data = _load("jax")
@@ -366,6 +367,9 @@ def test_live_verify_asks_the_expressions_too(monkeypatch):
     asked = []
     monkeypatch.setattr(jax_probe, "version", lambda: pairs["version"])
     monkeypatch.setattr(jax_probe, "record", lambda: pairs)
+    op_recording = json.loads((RECORDINGS / "ops-jax.json").read_text(encoding="utf-8"))
+    op_recording["rows"] = [row for row in op_recording["rows"] if row[0] == "sum"]   # the op groups are asked too
+    monkeypatch.setattr(jax_ops, "record_ops", lambda name: op_recording)
     monkeypatch.setattr(expressions, "record", lambda name: asked.append(name) or data)
     report = promote_cli_verify("jax")
     assert asked == ["jax"] and not report.mismatches

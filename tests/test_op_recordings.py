@@ -24,6 +24,7 @@ PROBES = [
                                           for v in ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")]),
     ("promote_cli.probes.torch_ops", ["ops-torch.json"]),
     ("promote_cli.probes.paddle_ops", ["ops-paddle.json"]),
+    ("promote_cli.probes.jax_ops", ["ops-jax.json"]),
 ]
 
 RECORDED = [(module, name) for module, names in PROBES for name in names]
@@ -66,12 +67,12 @@ def test_an_op_recording_has_its_shape_and_names_its_versions(module, name):
 @pytest.mark.parametrize(("module", "name"), RECORDED, ids=IDS)
 def test_the_rows_are_every_op_under_every_options_dict_with_the_leading_operands_of_its_arity(module, name):
     """Each op of the probe (aliases once, under their canonical name) has exactly the rows
-    `opsweep.leading` gives its arity, under each options dict, in the probe's order."""
+    `opsweep.leading` (or the probe's own `leading`) gives its arity, under each options dict, in the probe's order."""
     probe = importlib.import_module(module)
     data = _load(name)
     ops = _expected_ops(probe, data)
     want = [[op, index, lead] for index in range(len(data["options"])) for op, arity in ops.items()
-            for lead in opsweep.leading(arity, data["axis"], probe.WHERE_CONDITIONS)]
+            for lead in getattr(probe, "leading", opsweep.leading)(arity, data["axis"], probe.WHERE_CONDITIONS)]
     assert sorted(([r[0], r[1], r[2]] for r in data["rows"]), key=repr) == sorted(want, key=repr)
     assert [r[0] for r in data["rows"]] == sorted((r[0] for r in data["rows"]), key=list(ops).index)
     assert not set(probe.ALIASES) & {r[0] for r in data["rows"]}

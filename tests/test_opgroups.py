@@ -142,12 +142,12 @@ def test_a_good_group_loads():
     ("i8", "0d:i8"), ("0d:i8", "0d:i8"),      # where zero_if holds: 0-d, whatever the operand's form
     ("f32", "f32"), ("0d:f32", "f32"),        # where it does not: a tensor, a 0-d operand's too
 ])
-def test_zero_if_says_the_results_form_instead_of_rank(operand, result):
+def test_zero_if_with_rank_tensor_says_the_results_form(operand, result):
     from promote_cli.expressions import ops
 
-    rs = build(GOOD + 'zero_if = "is_int(result)"\n')
+    rs = build(GOOD + 'zero_if = "is_int(result)"\nrank = "tensor"\n')
     assert str(ops.answer(rs, "total", [operand]).result_operand) == result
-    assert ops.describe(rs.opgroups["g"]) == "a; 0-d if is_int(result)"
+    assert ops.describe(rs.opgroups["g"]) == "a; 0-d if is_int(result); rank tensor"
 
 
 @pytest.mark.parametrize("groups, message", [
@@ -165,7 +165,6 @@ def test_zero_if_says_the_results_form_instead_of_rank(operand, result):
     (GOOD + 'refuse_if = "is_bool(a)"\nrefuse = { message = "nosuch" }\n', r"opgroups.g.refuse.message: 'nosuch'"),
     (GOOD + 'result = "b"\n', r"opgroups.g.result: .*'b'"),
     (GOOD + 'rank = "two"\n', r"opgroups.g.rank: expected one of keep, zero, tensor"),
-    (GOOD + 'rank = "zero"\nzero_if = "is_int(a)"\n', r"opgroups.g.zero_if: .* by `rank` or by `zero_if`, not both"),
     (GOOD + 'zero_if = "is_int(b)"\n', r"opgroups.g.zero_if: .*'b'"),
     (GOOD + 'result = "' + " or ".join(["is_int(a)"] * 12) + '"\n', r"longer than 120 characters"),
     (GOOD + '[opgroups.h]\ndoc = "d"\nsource = "s"\narity = 1\nops = ["total"]\n', r"'total' is already in group 'g'"),
@@ -330,3 +329,46 @@ def test_a_name_of_an_op_group_is_answered_by_it_with_its_arity_and_by_the_rules
     assert promote_cli.query("numpy", "i8", "u8", op="add").rule.startswith("opgroups")
     assert promote_cli.query("numpy", "i8", "u8", op="/").rule.startswith("opgroups.divide")
     assert promote_cli.query_n("numpy", ["i8", "u8", "f16"], "add").result == "f16"  # [nary]'s answer
+
+
+def test_a_weak_result_keeps_no_rank_in_a_rank_zero_group():
+    """A weak value has no rank (the contract's ``weak:``): `rank = "zero"` makes 0-d arrays only."""
+    from promote_cli.expressions import ops
+
+    text = ('schema = 2\nname = "weakdemo"\nversion = "1"\nextends = "jax"\n[opgroups.g]\ndoc = "d"\nsource = "s"\n'
+            'arity = 2\nops = ["g"]\npromote = "add"\nrank = "zero"\n')
+    raw = loader.merge(registry._raw(registry._find("jax", registry._files()), registry._files()),
+                       loader.parse_toml(text, "weakdemo.toml"))
+    rs = loader.build(raw, "weakdemo.toml")
+    assert str(ops.answer(rs, "g", ["i8", "py:float"], {}).result_operand) == "weak:f32"
+    assert str(ops.answer(rs, "g", ["i8", "i16"], {}).result_operand) == "0d:i16"
+
+
+def test_zero_if_makes_a_0d_result_where_it_holds_else_rank_decides():
+    """`zero_if`: 0-d where the condition holds (a contraction of two vectors), else as `rank` says."""
+    extra = ('[opgroups.g]\ndoc = "d"\nsource = "s"\narity = 2\nops = ["g"]\npromote = "add"\n'
+             'zero_if = "is_tensor(a) and is_tensor(b)"\n')
+    from promote_cli.expressions import ops
+
+    rs = build(extra)
+    assert str(ops.answer(rs, "g", ["i8", "i16"], {}).result_operand) == "0d:i16"
+    assert str(ops.answer(rs, "g", ["i8", "0d:i16"], {}).result_operand) == "i16"
+    assert str(ops.answer(rs, "g", ["0d:i8", "py:int"], {}).result_operand) == "0d:i8"
+    assert "0-d if is_tensor(a) and is_tensor(b)" in ops.describe(rs.opgroups["g"])
+
+
+def test_a_refused_ops_answer_names_the_option_under_which_it_answers():
+    """As a pair answer does: JAX's strict promotion refuses i8 + i16, the standard one gives i16."""
+    from promote_cli.expressions import ops
+
+    got = ops.answer(registry.load("jax"), "+", ["i8", "i16"], {"numpy_dtype_promotion": "strict"})
+    assert got.refused and got.hint == {"option": "numpy_dtype_promotion", "value": "standard", "result": "i16"}
+
+
+def test_an_op_of_a_group_and_of_the_rules_asked_with_more_operands_is_the_rules():
+    """`add` is a binary group's op and the promotion rules' op: three operands are the rules' N-operand answer;
+    an op only a group has still takes its own number."""
+    assert promote_cli.query_n("opsdemo", ["i8", "u8", "f16"]).result == "f16"
+    assert promote_cli.query_n("opsdemo", ["i8", "u8"], "add").rule.startswith("opgroups.arithmetic")
+    with pytest.raises(UsageError, match="takes 2 operands, not 3"):
+        promote_cli.query_n("opsdemo", ["i8", "u8", "f16"], "subtract")

@@ -6,8 +6,8 @@
 A group starts from its `operator`'s answer (the `[expressions.operators]` block evaluated as `promote expr`
 evaluates it, so a query and an expression agree), from `promote`'s (a ruleset op, or another group's op,
 over the operands `args` names), or from the first operand; `refuse_if` may refuse and `result` gives the
-op's dtype; `rank` says its form (`keep`: 0-d when every array operand is, `zero`: 0-d, `tensor`), or
-`zero_if` does (0-d where it holds, else a tensor).
+op's dtype; `rank` says its form (`keep`: 0-d when every array operand is, `zero`: 0-d, `tensor`, `contract`),
+and `zero_if` where it holds makes it 0-d whatever `rank` says.
 """
 
 from __future__ import annotations
@@ -43,9 +43,10 @@ def is_op(rs: Ruleset, op: str) -> bool:
     return op in rs.op_names
 
 
-def answer(rs: Ruleset, op: str, operand_list, options: dict | None = None) -> engine.Answer:
+def answer(rs: Ruleset, op: str, operand_list, options: dict | None = None, hint: bool = True) -> engine.Answer:
     """The answer of op `op` of ruleset `rs` for its operands (an `Answer`; `result_operand` keeps a 0-d
-    result's form, `result` shows it as its dtype, as a pair answer does)."""
+    result's form, `result` shows it as its dtype, as a pair answer does); with `hint`, a refusal's hint (the
+    option change under which it answers: the op is asked again)."""
     group = group_of(rs, op)
     given = [x if isinstance(x, Operand) else operand_grammar.parse(x) for x in operand_list]
     if len(given) != group.arity:
@@ -66,8 +67,21 @@ def answer(rs: Ruleset, op: str, operand_list, options: dict | None = None) -> e
             decided = memo[key] = (None, getattr(exc, "rule", group.name), str(exc))
     result, rule, reason = decided
     if result is None:
-        return engine.Answer(**base, result=None, rule=rule, reason=reason, refusal=reason)
+        return engine.Answer(**base, result=None, rule=rule, reason=reason, refusal=reason,
+                             hint=_hint(rs, group, canonical(group, op), given, values) if hint else None)
     return engine.Answer(**base, result=str(_shown(result)), rule=rule, reason=reason, result_operand=result)
+
+
+def _hint(rs: Ruleset, group: OpGroup, op: str, given: list[Operand], values: dict) -> dict | None:
+    """A refused op's hint, as a pair answer's: the first single option change under which it answers."""
+    def decide(other: engine.Engine):
+        shown = {name: rs.options[name].show(value) for name, value in other.values.items()}
+        try:
+            return _shown(_decide(rs, group, op, given, other.values, shown)[0])
+        except Refusal:
+            return None
+
+    return engine.engine(rs, values).hint(decide)
 
 
 def _decide(rs: Ruleset, group: OpGroup, op: str, given: list[Operand], values: dict, options):
@@ -106,10 +120,9 @@ def _decide(rs: Ruleset, group: OpGroup, op: str, given: list[Operand], values: 
     if group.result is not None:
         value = eng.formula(group.result, f"opgroups.{group.name}.result", op=op, result=start, **names)
         result = _operand(rs, group, value, start)
-    if group.zero_if is not None and result.form != PYTHON:
-        zero = eng.formula(group.zero_if, f"opgroups.{group.name}.zero_if", op=op, result=result, **names)
-        return result.with_form(RANK0 if zero else TENSOR), rule, reason
-    return _form(group, result, start, given), rule, reason
+    zero = group.zero_if is not None and eng.formula(group.zero_if, f"{rule}.zero_if", op=op,
+                                                          result=result, **names)
+    return _form(group, result, start, given, zero), rule, reason
 
 
 def _operator(rs: Ruleset, group: OpGroup, given: list[Operand], options) -> tuple[Operand, str]:
@@ -159,16 +172,17 @@ def _operand(rs: Ruleset, group: OpGroup, value, start: Operand) -> Operand:
     return value
 
 
-def _form(group: OpGroup, result: Operand, start: Operand, given: list[Operand]) -> Operand:
-    """The result's form by the group's `rank`: `zero` 0-d, `tensor` a tensor, `keep` weak where the result is,
-    else 0-d when every array operand is 0-d (a Python scalar is no array); `contract` 0-d when every operand is
-    a tensor (vectors contracted, as dot of two 1-d arrays), else as `keep`. A Python scalar result stays one."""
-    if result.form == PYTHON:
+def _form(group: OpGroup, result: Operand, start: Operand, given: list[Operand], zero: bool = False) -> Operand:
+    """The result's form by the group's `rank`: a weak result stays weak (it has no rank), a Python scalar one; else
+    0-d where `zero_if` holds (`zero`), then `zero` 0-d, `tensor` a tensor, `keep` 0-d when every array operand is
+    0-d (a Python scalar is no array), `contract` 0-d when every operand is a tensor (vectors contracted, as dot of
+    two 1-d arrays), else as `keep`."""
+    if result.form in (PYTHON, WEAK):  # a weak result has no rank
         return result
-    if group.rank == "zero" or (group.rank == "contract" and all(x.form == TENSOR for x in given)):
+    if zero or group.rank == "zero" or (group.rank == "contract" and all(x.form == TENSOR for x in given)):
         return result.with_form(RANK0)
-    if group.rank == "tensor" or result.form == WEAK:
-        return result.with_form(TENSOR) if result.form != WEAK else result
+    if group.rank == "tensor":
+        return result.with_form(TENSOR)
     arrays = [x for x in given if x.form != PYTHON]
     rank0 = all(x.form == RANK0 for x in arrays) if arrays else True
     return result.with_form(RANK0 if rank0 else TENSOR)
@@ -205,7 +219,7 @@ def describe(group: OpGroup) -> str:
         parts.append(f"result {group.result.text}")
     if group.zero_if is not None:
         parts.append(f"0-d if {group.zero_if.text}")
-    elif group.rank != "keep":
+    if group.rank != "keep":
         parts.append(f"rank {group.rank}")
     return "; ".join(parts)
 

@@ -231,7 +231,7 @@ class OpGroup(Record):
     result: Expr | None = None
     rank: str = "keep"                        # keep | zero | tensor
     via: str | None = None                    # another group's op that gives the starting result
-    zero_if: Expr | None = None               # instead of `rank`: the result is 0-d where this holds, else a tensor
+    zero_if: Expr | None = None               # 0-d where it holds (a contraction of two vectors), else as `rank` says
 
 
 class Ruleset(Record):

@@ -103,8 +103,6 @@ def _group(check, key: str, name: str, spec, rs: Ruleset, scope, fields) -> OpGr
     rank = spec.get("rank", "keep")
     if rank not in RANKS:
         check.fail(f"{key}.rank", f"expected one of {', '.join(RANKS)}, got {rank!r}")
-    if "rank" in spec and "zero_if" in spec:
-        check.fail(f"{key}.zero_if", "a group says its result's form by `rank` or by `zero_if`, not both")
 
     def expr(field: str):
         return scope.field(check, key, spec, field, names, LONGEST)

@@ -208,7 +208,7 @@ def compare_ops(recording: dict, ruleset: str | None = None) -> tuple[int, list[
     for op, operand_list, options, expected, error in cases(recording):
         n += 1
         try:
-            ans = ops.answer(rs, op, operand_list, options)
+            ans = ops.answer(rs, op, operand_list, options, hint=False)
             got, got_error = (str(ans.result_operand) if ans.result is not None else None), ans.refusal
         except RuleDefect:
             raise
