@@ -414,8 +414,12 @@ def test_live_verify_of_a_versioned_ruleset_asks_that_versions_expressions(monke
     """`promote verify -f array-api@2024.12` re-asks its pairs and its own version's expressions
     (the probes answer with the committed recordings here, one expression changed)."""
     from promote_cli.probes import array_api as array_api_probe
+    from promote_cli.probes import array_api_ops
 
     pairs = json.loads((RECORDINGS / "array-api-2024.12.json").read_text(encoding="utf-8"))
+    op_recording = json.loads((RECORDINGS / "ops-array-api-2024.12.json").read_text(encoding="utf-8"))
+    op_recording["rows"] = [row for row in op_recording["rows"] if row[0] == "sum"]   # the op groups are asked too
+    monkeypatch.setattr(array_api_ops, "record_ops", lambda name: op_recording)
     data = _load("array-api@2024.12")
     index = next(i for i, c in enumerate(data["expressions"]) if c[0] == "1 < x:i32")
     data["expressions"][index][2] = "i32"

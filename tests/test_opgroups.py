@@ -304,8 +304,8 @@ def test_expr_op_calls_refuse_and_check_their_arity():
     assert got.refused and got.refusal.endswith("ValueError: matmul: Input operand does not have enough dimensions")
     with pytest.raises(UsageError, match="sum takes 1 argument, not 2"):
         promote_cli.expr("sum(x:i8, y:i8)", "opsdemo")
-    with pytest.raises(UsageError, match=r"jax@[0-9.]+ has no rule for @ in expressions"):
-        promote_cli.expr("x:f16 @ y:bf16", "jax")       # jax declares no op groups
+    with pytest.raises(UsageError, match=r"tosa@\S+ has no rule for @ in expressions"):
+        promote_cli.expr("x:f16 @ y:bf16", "tosa")      # tosa declares no op groups
     code, out, err = run_cli("expr", "sum(x:i8) / 2", "-f", "opsdemo")
     assert (code, out) == (0, "0d:f64\n")
 
@@ -369,6 +369,6 @@ def test_an_op_of_a_group_and_of_the_rules_asked_with_more_operands_is_the_rules
     """`add` is a binary group's op and the promotion rules' op: three operands are the rules' N-operand answer;
     an op only a group has still takes its own number."""
     assert promote_cli.query_n("opsdemo", ["i8", "u8", "f16"]).result == "f16"
-    assert promote_cli.query_n("opsdemo", ["i8", "u8"], "add").rule.startswith("opgroups.arithmetic")
+    assert promote_cli.query_n("opsdemo", ["i8", "u8"], "add").rule.startswith("opgroups.add")
     with pytest.raises(UsageError, match="takes 2 operands, not 3"):
         promote_cli.query_n("opsdemo", ["i8", "u8", "f16"], "subtract")
