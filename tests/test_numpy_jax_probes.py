@@ -106,8 +106,8 @@ def test_verify_without_the_framework_is_a_usage_error(monkeypatch):
 
 def test_verify_asks_a_versioned_probe_for_the_version_named(monkeypatch):
     from promote_cli.probes import array_api as probe
-    from promote_cli.probes import expressions
-    from promote_cli.probes.recordings import run
+    from promote_cli.probes import array_api_ops, expressions
+    from promote_cli.probes.recordings import load_recording, run
 
     asked = []
 
@@ -120,12 +120,20 @@ def test_verify_asks_a_versioned_probe_for_the_version_named(monkeypatch):
         asked.append(f"expressions of {name}")
         return json.loads((Path(__file__).resolve().parents[1] / expressions.recording_path(name)).read_text(encoding="utf-8"))
 
+    def record_ops(ruleset):  # the op probe answers with the committed recording's sum rows
+        asked.append(f"ops of {ruleset}")
+        data = load_recording(Path(__file__).resolve().parents[1] / "tests" / "data" / "recordings"
+                              / f"ops-array-api-{ruleset.partition('@')[2]}.json")
+        return dict(data, rows=[row for row in data["rows"] if row[0] == "sum"])
+
     monkeypatch.setattr(probe, "version", lambda: "2.6.1")
     monkeypatch.setattr(probe, "record_for", record_for)
     monkeypatch.setattr(expressions, "record", record_expressions)
+    monkeypatch.setattr(array_api_ops, "record_ops", record_ops)
     report = run("array-api@2023.12")
-    assert asked == ["array-api@2023.12", "expressions of array-api@2023.12"] and report.agrees and report.cases == 1
-    assert [label for label, _, _ in report.checks] == ["whole expressions"]
+    assert asked == ["array-api@2023.12", "expressions of array-api@2023.12", "ops of array-api@2023.12"]
+    assert report.agrees and report.cases == 1
+    assert sorted(label for label, _, _ in report.checks) == ["ops", "whole expressions"]
     assert not run("array-api@2025.12").agrees
 
 

@@ -30,7 +30,8 @@ version's, so each recording has one options dict, ``{}``, as the pair recording
 from __future__ import annotations
 
 from promote_cli.probes import opsweep
-from promote_cli.probes.array_api import FRAMEWORK, PACKAGE, TYPES, api_versions, make_operand, version
+from promote_cli.probes import array_api
+from promote_cli.probes.array_api import FRAMEWORK, PACKAGE, TYPES, api_versions, make_operand
 from promote_cli.probes.dtype_names import canonical, first_line
 from promote_cli.probes.numpy_ops import OPERATORS, WHERE_CONDITIONS, asker, calling
 from promote_cli.probes.opcases import Recorder, write_op_recording
@@ -65,6 +66,11 @@ SINCE = {"maximum": "2023.12", "minimum": "2023.12", "clip": "2023.12", "cumulat
 ALIASES: dict[str, str] = {}
 
 _VERSION_GATE = "requires API version"
+
+
+def version() -> str | None:
+    """The installed array-api-strict version (the pair probe's answer, asked each time), None when absent."""
+    return array_api.version()
 
 
 def ops_for(ruleset: str) -> dict:
