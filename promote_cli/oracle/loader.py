@@ -73,7 +73,7 @@ class _Checker:
         self.used: set[str] = set()  # ... those a message site named
 
     def fail(self, key: str, message: str):
-        raise RuleFileError(f"{self.path}: {key}: {message}")
+        raise RuleFileError(one_line(f"{self.path}: {key}: {message}"))  # a key or a text quoted may hold a newline
 
     def table_of(self, raw, key: str) -> dict:
         if not isinstance(raw, dict):
