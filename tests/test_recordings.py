@@ -11,9 +11,9 @@ import pytest
 from promote_cli.probes.recordings import compare, compare_nary, load_recording
 
 DATA = Path(__file__).parent / "data"
-#: the recordings of pair and N-operand cases (expression recordings, expr-*.json, have their own
-#: test: tests/test_expression_recordings.py)
-RECORDINGS = sorted(p for p in (DATA / "recordings").glob("*.json") if not p.name.startswith("expr-"))
+#: the recordings of pair and N-operand cases (expression recordings, expr-*.json, and op
+#: recordings, ops-*.json, have their own tests: tests/test_expression_recordings.py, test_op_recordings.py)
+RECORDINGS = sorted(p for p in (DATA / "recordings").glob("*.json") if not p.name.startswith(("expr-", "ops-")))
 DERIVED = sorted((DATA / "derived").glob("*.json"))
 ALL = RECORDINGS + DERIVED
 

@@ -11,7 +11,8 @@ according to its arity:
 ``clip``    (x, low) for x of the axis and low of the dimensioned tensors plus
             ``py:int`` and ``py:float``; cells over high
 
-A case whose operands are all Python scalars is not asked (it is Python's arithmetic).
+A case whose operands are all Python scalars is not asked (``None``: it is Python's
+arithmetic), except a function of one operand (``torch.sqrt(1)``: the framework's answer).
 The framework's probe supplies ``ask(op, operands) -> (result, error)``.
 """
 
@@ -71,11 +72,21 @@ def result_operand(value, dtype_name: Callable) -> tuple[str | None, str | None]
     return (name if len(shape) else f"0d:{name}"), None
 
 
+def check_aliases(module, aliases: dict) -> None:
+    """Raise unless each name of `aliases` is the same object of `module` as its canonical name."""
+    for name, canonical in aliases.items():
+        if getattr(module, name) is not getattr(module, canonical):
+            raise AssertionError(f"{module.__name__}.{name} is not {module.__name__}.{canonical}")
+
+
 def sweep(recorder: Recorder, ops: dict, options: dict, ask: Callable,
-          where_conditions: Iterable[str]) -> None:
-    """Ask every op of `ops` (name -> arity) with `options`, adding its rows to `recorder`."""
+          where_conditions: Iterable[str], operators: Iterable[str]) -> None:
+    """Ask every op of `ops` (name -> arity) with `options`, adding its rows to `recorder`;
+    `operators` are the names that are Python operators (``-x``, ``+``)."""
+    python = set(operators) | {op for op, arity in ops.items() if arity != 1}
+
     def asked(op: str, operands: list[str]):
-        if all(o.startswith("py:") for o in operands):
+        if op in python and all(o.startswith("py:") for o in operands):
             return None
         return ask(op, operands)
 

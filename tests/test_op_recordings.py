@@ -1,0 +1,157 @@
+"""Op recordings (tests/data/recordings/ops-*.json): each one's shape, header and coverage of
+its probe's ops, checked against the probe module that wrote it (`promote_cli/probes/opcases.py`,
+`opsweep.py`)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from promote_cli.probes import opsweep
+from promote_cli.probes.opcases import cases, check_op_recording
+from promote_cli.vocab import operands
+
+RECORDINGS = Path(__file__).parent / "data" / "recordings"
+
+#: (probe module, the recordings it writes): one entry per framework.
+PROBES = [
+    ("promote_cli.probes.numpy_ops", ["ops-numpy.json"]),
+    ("promote_cli.probes.array_api_ops", [f"ops-array-api-{v}.json"
+                                          for v in ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")]),
+]
+
+RECORDED = [(module, name) for module, names in PROBES for name in names]
+IDS = [name for _, name in RECORDED]
+
+_loaded: dict = {}
+
+
+def _load(name: str) -> dict:
+    if name not in _loaded:
+        _loaded[name] = json.loads((RECORDINGS / name).read_text(encoding="utf-8"))
+    return _loaded[name]
+
+
+def _expected_ops(probe, data: dict) -> dict:
+    """The names a recording asks (the probe's `OPS`; a probe that asks per version: its
+    `ops_for` the recording's ruleset), its aliases left out, -> arity."""
+    ops = probe.ops_for(data["ruleset"]) if hasattr(probe, "ops_for") else probe.OPS
+    return {op: arity for op, arity in ops.items() if op not in probe.ALIASES}
+
+
+def test_every_op_recording_belongs_to_a_probe():
+    assert {p.name for p in RECORDINGS.glob("ops-*.json")} == set(IDS)
+
+
+@pytest.mark.parametrize(("module", "name"), RECORDED, ids=IDS)
+def test_an_op_recording_has_its_shape_and_names_its_versions(module, name):
+    probe = importlib.import_module(module)
+    data = _load(name)
+    check_op_recording(data, name)
+    assert data["package"] == probe.PACKAGE and data["probe"] == module
+    assert data["ruleset"] == probe.FRAMEWORK or data["ruleset"].startswith(probe.FRAMEWORK + "@")
+    assert data["aliases"] == probe.ALIASES
+    for key in ("version", "python"):
+        assert isinstance(data[key], str) and data[key][0].isdigit(), (key, data[key])
+    # one row a line, as write_op_recording writes it
+    assert len((RECORDINGS / name).read_text(encoding="utf-8").splitlines()) == len(data["rows"]) + 2
+
+
+@pytest.mark.parametrize(("module", "name"), RECORDED, ids=IDS)
+def test_the_rows_are_every_op_under_every_options_dict_with_the_leading_operands_of_its_arity(module, name):
+    """Each op of the probe (aliases once, under their canonical name) has exactly the rows
+    `opsweep.leading` gives its arity, under each options dict, in the probe's order."""
+    probe = importlib.import_module(module)
+    data = _load(name)
+    ops = _expected_ops(probe, data)
+    want = [[op, index, lead] for index in range(len(data["options"])) for op, arity in ops.items()
+            for lead in opsweep.leading(arity, data["axis"], probe.WHERE_CONDITIONS)]
+    assert sorted(([r[0], r[1], r[2]] for r in data["rows"]), key=repr) == sorted(want, key=repr)
+    assert [r[0] for r in data["rows"]] == sorted((r[0] for r in data["rows"]), key=list(ops).index)
+    assert not set(probe.ALIASES) & {r[0] for r in data["rows"]}
+
+
+@pytest.mark.parametrize(("module", "name"), RECORDED, ids=IDS)
+def test_every_case_but_python_arithmetic_is_asked_and_answered_by_an_operand_or_a_refusal(module, name):
+    """Not asked: Python scalars only, in an operator or a function of several operands (a
+    function of one, ``np.sqrt(1)``, is the framework's answer)."""
+    probe = importlib.import_module(module)
+    data = _load(name)
+    python = set(probe.OPERATORS) | {op for op, arity in probe.OPS.items() if arity != 1}
+    for op, _, lead, cells in data["rows"]:
+        for x, cell in zip(data["axis"], cells):
+            assert (cell is None) == (op in python and all(a.startswith("py:") for a in [*lead, x])), (op, lead, x)
+    for op, args, _, result, error in cases(data):
+        if result is not None:
+            assert str(operands.parse(result)) == result, (op, args, result)
+        else:
+            assert error.strip() == error and "\n" not in error, (op, args, error)
+            # ExceptionClass: message, or what came back that is not a dtype's value
+            assert error.partition(": ")[0].isidentifier() or error.startswith("returned "), (op, args, error)
+            assert not re.search(r"0x[0-9a-fA-F]{4,}", error), (op, args, error)
+    assert data["messages"] and any(isinstance(c, str) for r in data["rows"] for c in r[3]), name
+
+
+def test_numpy_aliases_are_one_function_and_the_other_names_are_not():
+    import numpy as np
+
+    from promote_cli.probes import numpy_ops
+
+    opsweep.check_aliases(np, numpy_ops.ALIASES)
+    numpy_ops.check_distinct(numpy_ops.named, numpy_ops.ALIASES, numpy_ops.OPS, "np")
+    with pytest.raises(AssertionError, match="np.abs is np.absolute"):
+        numpy_ops.check_distinct(numpy_ops.named, {}, {"absolute": 1, "abs": 1}, "np")
+    assert np.concat is np.concatenate  # recorded once, as concatenate
+
+
+@pytest.mark.live
+def test_the_numpy_recording_is_what_the_installed_numpy_answers():
+    """A sample of the recording's cases (every op), asked again of the recorded NumPy and ml_dtypes."""
+    from support import require_framework
+
+    from promote_cli.probes import numpy_ops
+
+    require_framework(numpy_ops)
+    data = _load("ops-numpy.json")
+    if (numpy_ops.version(), importlib.import_module("ml_dtypes").__version__) != (data["version"], data["ml_dtypes"]):
+        return
+    ask = numpy_ops.asker(numpy_ops.function, numpy_ops.make_operand, numpy_ops.canonical)
+    sample = list(cases(data))[::41]
+    assert len({case[0] for case in sample}) == len(_expected_ops(numpy_ops, data))
+    for op, args, _, result, error in sample:
+        assert ask(op, args) == (result, error), (op, args)
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("version", ["2022.12", "2024.12"])
+def test_the_array_api_recording_is_what_array_api_strict_answers_now(version):
+    """Re-recording under the recorded array-api-strict gives the file, row for row."""
+    from support import require_framework
+
+    from promote_cli.probes import array_api_ops
+
+    require_framework(array_api_ops)
+    data = _load(f"ops-array-api-{version}.json")
+    if array_api_ops.version() != data["version"]:
+        return
+    again = array_api_ops.record_ops(f"array-api@{version}")
+    assert (again["rows"], again["messages"]) == (data["rows"], data["messages"])
+
+
+def test_each_array_api_recording_was_made_under_its_version():
+    """sum and prod of float32 gave float64 before 2023.12 (array-api-strict upcasts as those
+    standards said), float32 from it; clip arrived in 2023.12, reciprocal in 2024.12."""
+    def answer(version, op, operand):
+        data = _load(f"ops-array-api-{version}.json")
+        row = next((r for r in data["rows"] if r[0] == op), None)
+        return None if row is None else row[3][data["axis"].index(operand)]
+
+    for op in ("sum", "prod"):
+        assert [answer(v, op, "f32") for v in ("2022.12", "2023.12")] == ["0d:f64", "0d:f32"]
+        assert [answer(v, op, "i8") for v in ("2022.12", "2023.12")] == ["0d:i64", "0d:i64"]
+    assert [answer(v, "clip", "f32") is None for v in ("2022.12", "2023.12")] == [True, False]
+    assert [answer(v, "reciprocal", "f32") for v in ("2023.12", "2024.12")] == [None, "f32"]
