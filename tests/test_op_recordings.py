@@ -230,8 +230,9 @@ def test_the_tensorflow_recording_is_what_the_installed_tensorflow_answers():
             if case[2] == options:
                 by_op.setdefault(case[0], []).append(case)
         # under prefer_float32 a unary operator has no case: its Python scalar's is Python's
-        unasked = {op for op in tensorflow_ops.OPERATORS if tensorflow_ops.OPS[op] == 1}
-        assert set(by_op) == set(_expected_ops(tensorflow_ops, data)) - (unasked if options["prefer_float32"] else set())
+        unary = {op for op in tensorflow_ops.OPERATORS if tensorflow_ops.OPS[op] == 1}
+        unasked = unary if options["prefer_float32"] else set()
+        assert set(by_op) == set(_expected_ops(tensorflow_ops, data)) - unasked
         sample = [case for asked in by_op.values() for case in asked[::31]]
         again = tensorflow_ops.ask_again(options, [(op, args) for op, args, *_ in sample])
         assert again == [(result, error) for *_, result, error in sample]
