@@ -141,11 +141,12 @@ def _operand(rs: Ruleset, group: OpGroup, value, start: Operand) -> Operand:
 
 
 def _form(group: OpGroup, result: Operand, start: Operand, given: list[Operand]) -> Operand:
-    """The result's form by the group's `rank`: `zero` 0-d, `tensor` a tensor, `keep` weak where the result is,
-    else 0-d when every array operand is 0-d (a Python scalar is no array)."""
+    """The result's form: weak where the result is (a weak operand has no rank of its own), else by the group's
+    `rank`: `zero` 0-d, `tensor` a tensor, `keep` 0-d when every array operand is 0-d (a Python scalar is no
+    array)."""
     if result.form == PYTHON:
         return result
-    if group.rank == "zero":
+    if group.rank == "zero" and result.form != WEAK:
         return result.with_form(RANK0)
     if group.rank == "tensor" or result.form == WEAK:
         return result.with_form(TENSOR) if result.form != WEAK else result
