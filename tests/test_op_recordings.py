@@ -25,6 +25,7 @@ PROBES = [
     ("promote_cli.probes.torch_ops", ["ops-torch.json"]),
     ("promote_cli.probes.paddle_ops", ["ops-paddle.json"]),
     ("promote_cli.probes.jax_ops", ["ops-jax.json"]),
+    ("promote_cli.probes.tensorflow_ops", ["ops-tensorflow.json"]),
 ]
 
 RECORDED = [(module, name) for module, names in PROBES for name in names]
@@ -81,13 +82,17 @@ def test_the_rows_are_every_op_under_every_options_dict_with_the_leading_operand
 @pytest.mark.parametrize(("module", "name"), RECORDED, ids=IDS)
 def test_every_case_but_python_arithmetic_is_asked_and_answered_by_an_operand_or_a_refusal(module, name):
     """Not asked: Python scalars only, in an operator or a function of several operands (a
-    function of one, ``np.sqrt(1)``, is the framework's answer)."""
+    function of one, ``np.sqrt(1)``, is the framework's answer); and what a probe's own
+    `asked` leaves out under some options."""
     probe = importlib.import_module(module)
     data = _load(name)
     python = set(probe.OPERATORS) | {op for op, arity in probe.OPS.items() if arity != 1}
-    for op, _, lead, cells in data["rows"]:
+    for op, index, lead, cells in data["rows"]:
         for x, cell in zip(data["axis"], cells):
-            assert (cell is None) == (op in python and all(a.startswith("py:") for a in [*lead, x])), (op, lead, x)
+            if hasattr(probe, "asked"):
+                assert (cell is None) != probe.asked(op, [*lead, x], data["options"][index]), (op, index, lead, x)
+            else:
+                assert (cell is None) == (op in python and all(a.startswith("py:") for a in [*lead, x])), (op, lead, x)
     for op, args, _, result, error in cases(data):
         if result is not None:
             assert str(operands.parse(result)) == result, (op, args, result)
@@ -236,3 +241,79 @@ def test_no_clip_refuses_for_its_bounds_values(module, name):
     refused = [(op, args) for op, args, _, _, error in cases(data)
                if op in ("clip", "clamp") and error and "less than or equal to" in error]
     assert refused == []
+
+
+def _tensorflow_answers() -> dict:
+    """The TensorFlow op recording's asked cases: (op, operands, options as JSON) -> (result, error)."""
+    return {(op, tuple(args), json.dumps(options, sort_keys=True)): (result, error)
+            for op, args, options, result, error in cases(_load("ops-tensorflow.json"))}
+
+
+def test_the_tensorflow_op_recording_is_made_under_every_mode_of_the_rule_file():
+    """Every dtype conversion mode with prefer_float32 false and true, by the rule file's option names."""
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        import tomli as tomllib
+    from promote_cli.probes import tensorflow_ops
+
+    rules = tomllib.loads((Path(__file__).parent.parent / "rules" / "tensorflow.toml").read_text(encoding="utf-8"))
+    modes = rules["options"]["dtype_conversion_mode"]["values"]
+    want = [{"dtype_conversion_mode": m, "prefer_float32": p} for m in modes for p in (False, True)]
+    assert _load("ops-tensorflow.json")["options"] == tensorflow_ops.options_dicts() == want
+    assert set(rules["options"]) == set(want[0])
+
+
+def test_tensorflow_asks_python_scalars_only_where_prefer_float32_can_matter():
+    from promote_cli.probes.tensorflow_ops import AXIS, asked
+
+    plain, prefer = {"prefer_float32": False}, {"prefer_float32": True}
+    assert not any(o.startswith("0d:") for o in AXIS)
+    assert asked("+", ["i8", "f32"], plain) and not asked("+", ["i8", "f32"], prefer)
+    assert asked("+", ["i8", "py:float"], prefer) and asked("tnp.where", ["bool", "py:int", "f32"], prefer)
+    assert not asked("+", ["py:int", "py:float"], plain) and not asked("-x", ["py:int"], plain)
+    assert asked("tf.math.sqrt", ["py:float"], prefer) and not asked("tf.math.sqrt", ["f32"], prefer)
+
+
+def test_the_tensorflow_additions_agree_with_the_pair_recording():
+    """+, tf.add and tnp.add of tensors and Python scalars, in every mode: the same dtype, or
+    both refused, as tests/data/recordings/tensorflow-2.21.json recorded them (its Python int
+    is 3, its tensors hold zeros: no dtype depends on either)."""
+    answers = _tensorflow_answers()
+    same = {"add": "+", "tf.add": "tf.math.add", "tnp.add": "tnp.add"}
+    pairs = json.loads((RECORDINGS / "tensorflow-2.21.json").read_text(encoding="utf-8"))["cases"]
+    compared = 0
+    for op, a, b, options, result, error in pairs:
+        key = (same.get(op), (a, b), json.dumps(options, sort_keys=True))
+        if key in answers:
+            compared += 1
+            got, refusal = answers[key]
+            assert (got, refusal is None) == (result, error is None), (op, a, b, options, got, refusal, error)
+    assert compared > 3 * 4 * (24 * 24 + 2 * 24 * 4)
+
+
+@pytest.mark.live
+def test_the_tensorflow_recording_is_what_the_installed_tensorflow_answers():
+    """A sample of the recording's cases (every op) under two modes, asked again of the
+    recorded TensorFlow, one subprocess a mode; the aliases are checked there too."""
+    from support import require_framework
+
+    from promote_cli.probes import tensorflow_ops
+
+    require_framework(tensorflow_ops)
+    data = _load("ops-tensorflow.json")
+    if tensorflow_ops.version() != data["version"]:
+        return
+    for options in ({"dtype_conversion_mode": "off", "prefer_float32": False},
+                    {"dtype_conversion_mode": "all", "prefer_float32": True}):
+        by_op: dict = {}
+        for case in cases(data):
+            if case[2] == options:
+                by_op.setdefault(case[0], []).append(case)
+        # under prefer_float32 a unary operator has no case: its Python scalar's is Python's
+        unary = {op for op in tensorflow_ops.OPERATORS if tensorflow_ops.OPS[op] == 1}
+        unasked = unary if options["prefer_float32"] else set()
+        assert set(by_op) == set(_expected_ops(tensorflow_ops, data)) - unasked
+        sample = [case for asked in by_op.values() for case in asked[::31]]
+        again = tensorflow_ops.ask_again(options, [(op, args) for op, args, *_ in sample])
+        assert again == [(result, error) for *_, result, error in sample]

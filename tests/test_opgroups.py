@@ -150,6 +150,16 @@ def test_zero_if_with_rank_tensor_says_the_results_form(operand, result):
     assert ops.describe(rs.opgroups["g"]) == "a; 0-d if is_int(result); rank tensor"
 
 
+@pytest.mark.parametrize("rank", ["zero", "tensor", "keep"])
+def test_a_weak_result_stays_weak_whatever_the_rank(rank):
+    from promote_cli.expressions import ops  # noqa: PLC0415
+
+    rs = build(GOOD + f'result = "weak(f32) if is_int(a) else a"\nrank = "{rank}"\n')
+    assert str(ops.answer(rs, "sum", ["i8"], {}).result_operand) == "weak:f32"
+    assert str(ops.answer(rs, "sum", ["f16"], {}).result_operand) == {"zero": "0d:f16", "tensor": "f16",
+                                                                      "keep": "f16"}[rank]
+
+
 @pytest.mark.parametrize("groups, message", [
     (GOOD + 'colour = "red"\n', r"opgroups.g.colour: unknown key"),
     (GOOD.replace('source = "s"\n', ""), r"opgroups.g.source: every op group says it"),
