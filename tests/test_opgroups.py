@@ -155,8 +155,8 @@ def test_a_weak_result_stays_weak_whatever_the_rank(rank):
     from promote_cli.expressions import ops  # noqa: PLC0415
 
     rs = build(GOOD + f'result = "weak(f32) if is_int(a) else a"\nrank = "{rank}"\n')
-    assert str(ops.answer(rs, "sum", ["i8"], {}).result_operand) == "weak:f32"
-    assert str(ops.answer(rs, "sum", ["f16"], {}).result_operand) == {"zero": "0d:f16", "tensor": "f16",
+    assert str(ops.answer(rs, "total", ["i8"], {}).result_operand) == "weak:f32"
+    assert str(ops.answer(rs, "total", ["f16"], {}).result_operand) == {"zero": "0d:f16", "tensor": "f16",
                                                                       "keep": "f16"}[rank]
 
 

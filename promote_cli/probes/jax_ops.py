@@ -162,6 +162,12 @@ def row_asker(inline: bool = True):
     return ask
 
 
+def asked(op: str, operands: list[str], options: dict | None = None) -> bool:
+    """Whether the recording asks a case: every case with an array among its operands (Python scalars alone
+    are not asked, of any op: JAX's answer for them is a weak type of its own, left to `promote expr`)."""
+    return not all(o.startswith("py:") for o in operands)
+
+
 def record_mode() -> dict:
     """Every row in this process's x64 setting, under both promotion modes: an op recording."""
     import jax  # noqa: PLC0415
@@ -172,15 +178,15 @@ def record_mode() -> dict:
     recorder = Recorder(opsweep.axis(TYPES))
     ask = row_asker()
 
-    def asked(op: str, operands: list[str]):
-        return None if all(o.startswith("py:") for o in operands) else ask(op, operands, recorder.axis)
+    def answer(op: str, operands: list[str]):
+        return ask(op, operands, recorder.axis) if asked(op, operands) else None
 
     for mode in MODES:
         options = {"x64": x64, "numpy_dtype_promotion": mode}
         with jax.numpy_dtype_promotion(mode):
             for op, arity in OPS.items():
                 for lead in leading(arity, recorder.axis, WHERE_CONDITIONS):
-                    recorder.row(op, options, lead, asked)
+                    recorder.row(op, options, lead, answer)
                 print(f"x64={x64} {mode} {op}", file=sys.stderr, flush=True)
     return {**recorder.recording({}), "abstract_only": sorted(ABSTRACT_ONLY)}
 
