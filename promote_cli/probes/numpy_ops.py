@@ -34,10 +34,10 @@ there is one options dict, ``{}``.
 
 from __future__ import annotations
 
-import operator
 
 from promote_cli.errors import UsageError
 from promote_cli.probes import opsweep
+from promote_cli.probes.opsweep import OPERATORS
 from promote_cli.probes.dtype_names import canonical, first_line
 from promote_cli.probes.numpy import PACKAGE, TYPES, make_operand, version
 from promote_cli.probes.opcases import Recorder, write_op_recording
@@ -45,15 +45,6 @@ from promote_cli.vocab import operands
 
 FRAMEWORK = "numpy"
 
-#: the operators, as written (``-x``: the unary one) -> the ``operator`` function that applies them.
-OPERATORS = {
-    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
-    "//": operator.floordiv, "%": operator.mod, "**": operator.pow,
-    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-    "==": operator.eq, "!=": operator.ne, "&": operator.and_, "|": operator.or_,
-    "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift, "@": operator.matmul,
-    "-x": operator.neg, "+x": operator.pos, "~x": operator.invert,
-}
 
 _BINARY = ["add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder", "mod", "fmod",
            "power", "pow", "maximum", "minimum",

@@ -19,6 +19,7 @@ The framework's probe supplies ``ask(op, operands) -> (result, error)``.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable, Iterable
 
@@ -27,6 +28,17 @@ from promote_cli.probes.opcases import Recorder
 
 #: the ternary shapes of asking, by the op's arity in a probe's OPS
 WHERE, CLIP = "where", "clip"
+
+#: the operators, as written (``-x``: the unary one) -> the ``operator`` function that applies them, in the
+#: order the probes ask them
+OPERATORS = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+    "//": operator.floordiv, "%": operator.mod, "**": operator.pow,
+    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
+    "==": operator.eq, "!=": operator.ne, "&": operator.and_, "|": operator.or_,
+    "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift, "@": operator.matmul,
+    "-x": operator.neg, "+x": operator.pos, "~x": operator.invert,
+}
 
 #: the value of a Python scalar low bound of ``clip``
 CLIP_LOW = {"py:int": 0, "py:float": 0.5}

@@ -30,10 +30,10 @@ float32 (the recording's ``default_dtype``), so there is one options dict, ``{}`
 
 from __future__ import annotations
 
-import operator
 import warnings
 
 from promote_cli.probes import opsweep
+from promote_cli.probes.opsweep import OPERATORS
 from promote_cli.probes.dtype_names import PY_VALUES
 from promote_cli.probes.opcases import Recorder, write_op_recording
 from promote_cli.probes import torch as pairs
@@ -42,15 +42,6 @@ from promote_cli.probes.torch import FROM_TORCH, TO_TORCH, UNNAMED, clean_error,
 FRAMEWORK = "torch"
 PACKAGE = "torch"
 
-#: the operators, as written -> the ``operator`` function that applies them.
-OPERATORS = {
-    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
-    "//": operator.floordiv, "%": operator.mod, "**": operator.pow,
-    "<": operator.lt, "<=": operator.le, ">": operator.gt, ">=": operator.ge,
-    "==": operator.eq, "!=": operator.ne, "&": operator.and_, "|": operator.or_,
-    "^": operator.xor, "<<": operator.lshift, ">>": operator.rshift, "@": operator.matmul,
-    "-x": operator.neg, "+x": operator.pos, "~x": operator.invert,
-}
 
 _UNARY_OPERATORS = {"-x", "+x", "~x"}
 
