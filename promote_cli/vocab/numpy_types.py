@@ -48,11 +48,17 @@ def canonical_of(np_dtype) -> str:
         raise UsageError(f"numpy dtype {dt} has no canonical dtype name") from None
 
 
+#: NumPy's kinds of scalar types, not types (NumPy 2.0 still reads `np.integer` as int64, with a warning; later
+#: versions refuse it)
+_ABSTRACT = (np.generic, np.number, np.integer, np.signedinteger, np.unsignedinteger, np.inexact, np.floating,
+             np.complexfloating, np.flexible, np.character)
+
+
 def canonical_of_type(value) -> str | None:
     """The canonical name of a NumPy dtype or scalar type (`np.dtype("int8")`, `np.int8`, `ml_dtypes.bfloat16`,
     Python's `float` as NumPy reads it); None for any other object (a value, a string, a class NumPy holds only as
     `object`). UsageError for a dtype that has no canonical name (`np.dtype("S5")`)."""
-    if not isinstance(value, (np.dtype, type)):
+    if not isinstance(value, (np.dtype, type)) or (isinstance(value, type) and value in _ABSTRACT):
         return None
     try:
         dt = np.dtype(value)
