@@ -181,12 +181,11 @@ def _asker(framework: str, op: str, options: dict | None):
 
     rs = load(framework)
     if rs.by_group(op):  # an op group's op: its own number of operands a line
-        from promote_cli.expressions.ops import answer as op_answer
         from promote_cli.expressions.ops import group_of
 
         parse_options(rs, options)
         return Asker(rs, op, options, MEMO_ENTRIES, group_of(rs, op).arity,
-                     lambda found: op_answer(rs, op, found, options))
+                     lambda found: _op_answer(rs, found, op, options))
     resolve_op(rs, op)
     parse_options(rs, options)
     return Asker(rs, op, options, MEMO_ENTRIES)

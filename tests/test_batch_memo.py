@@ -57,11 +57,6 @@ def _stream(seed: int, n: int, newline: bytes = b"\n", last: bytes = b"\n") -> b
     return newline.join(lines) + last
 
 
-def answer(rs, a: str, b: str, op: str, options: dict):
-    """One line's answer: its op group's where the ruleset has one for `op` (docs/ops.md), else the pair rules'."""
-    return ops.answer(rs, op, [a, b], options) if ops.is_op(rs, op) else engine.answer(rs, a, b, op, options)
-
-
 def _reference(framework: str, stdin: bytes, fmt: str, op: str, options: dict) -> str:
     out = formats.get(fmt)
     rs = promote_cli.load(framework)

@@ -38,11 +38,6 @@ def canonical(group: OpGroup, op: str) -> str:
     return group.aliases.get(op, op)
 
 
-def is_op(rs: Ruleset, op: str) -> bool:
-    """Whether `op` is answered by an op group (else by the ruleset's pair rules)."""
-    return op in rs.op_names
-
-
 def answer(rs: Ruleset, op: str, operand_list, options: dict | None = None, hint: bool = True) -> engine.Answer:
     """The answer of op `op` of ruleset `rs` for its operands (an `Answer`; `result_operand` keeps a 0-d
     result's form, `result` shows it as its dtype, as a pair answer does); with `hint`, a refusal's hint (the
@@ -122,7 +117,7 @@ def _decide(rs: Ruleset, group: OpGroup, op: str, given: list[Operand], values: 
         result = _operand(rs, group, value, start)
     zero = group.zero_if is not None and eng.formula(group.zero_if, f"{rule}.zero_if", op=op,
                                                           result=result, **names)
-    return _form(group, result, start, given, zero), rule, reason
+    return _form(group, result, given, zero), rule, reason
 
 
 def _operator(rs: Ruleset, group: OpGroup, given: list[Operand], options) -> tuple[Operand, str]:
@@ -172,7 +167,7 @@ def _operand(rs: Ruleset, group: OpGroup, value, start: Operand) -> Operand:
     return value
 
 
-def _form(group: OpGroup, result: Operand, start: Operand, given: list[Operand], zero: bool = False) -> Operand:
+def _form(group: OpGroup, result: Operand, given: list[Operand], zero: bool = False) -> Operand:
     """The result's form by the group's `rank`: a weak result stays weak (it has no rank), a Python scalar one; else
     0-d where `zero_if` holds (`zero`), then `zero` 0-d, `tensor` a tensor, `keep` 0-d when every array operand is
     0-d (a Python scalar is no array), `contract` 0-d when every operand is a tensor (vectors contracted, as dot of
