@@ -72,10 +72,12 @@ def test_only_a_python_scalar_or_a_rank0_operand_keeps_a_value():
 
 MALFORMED = {
     "py:1e": "'py:1e': 1e is not a Python literal",
-    "py:j": "'py:j': j is not a Python literal",
+    "py:j": "unknown Python scalar 'py:j' (use py:bool, py:int, py:float or py:complex, or a value such as py:300)",
+    "py:2j+": "'py:2j+': 2j+ is not a Python literal",
     "py:--1": "'py:--1': --1 is not a Python literal",
     "py:1.5.5": "'py:1.5.5': 1.5.5 is not a Python literal",
-    "py:nanx": "'py:nanx': nanx is not a Python literal",
+    "py:nanx": "unknown Python scalar 'py:nanx'",
+    "py:nan1": "'py:nan1': nan1 is not a Python literal",
     "py:(1)": "'py:(1)': (1) is not a Python literal",
     "0d:i8=x": "'0d:i8=x': x is not a Python literal",
     "0d:i8=300": "'0d:i8=300': 300 is not a value of i8 (i8 holds -128 to 127)",

@@ -103,6 +103,9 @@ def parse(text) -> Operand:
                              f"or a literal such as py:300)")
         if kind in PY_KINDS:
             return Operand(PYTHON, None, kind)
+        if kind.strip().isalpha() and kind.strip() not in values.WORDS:
+            raise UsageError(f"unknown Python scalar {raw!r} (use py:bool, py:int, py:float or py:complex, "
+                             f"or a value such as py:300)")
         return Operand.python(values.parse(raw[3:], f"{raw!r}"))
     if low.startswith("0d:") and "=" in raw:
         name, _, literal = raw[3:].partition("=")

@@ -15,6 +15,8 @@ from promote_cli.errors import UsageError
 
 MAX_LITERAL = 64  # characters: a longer literal is refused, not parsed
 _SPECIAL = ("nan", "inf")
+#: the literals spelled as words (any case)
+WORDS = ("true", "false", *_SPECIAL)
 _NUMBER_CHARS = frozenset("0123456789._e+-")
 _COMPLEX_CHARS = _NUMBER_CHARS | frozenset("jnaif")
 
