@@ -245,16 +245,22 @@ result = "i64 if is_int(a) or is_python(a) else f64"
 """
 
 
-@pytest.fixture
-def valued(tmp_path, monkeypatch):
-    (tmp_path / "valued.toml").write_text(VALUED)
+def _on_rules_path(tmp_path, monkeypatch, name: str, text: str) -> str:
+    """A rule file NAME.toml on PROMOTE_RULES_PATH (the registry's cache cleared); its name."""
+    (tmp_path / f"{name}.toml").write_text(text.replace('name = "valued"', f'name = "{name}"'))
     monkeypatch.setenv("PROMOTE_RULES_PATH", str(tmp_path))
     registry.clear_cache()
-    yield "valued"
+    return name
+
+
+@pytest.fixture(autouse=True)
+def _fresh_registry():
+    yield
     registry.clear_cache()
 
 
-def test_rule_expressions_see_an_operands_value(valued):
+def test_rule_expressions_see_an_operands_value(tmp_path, monkeypatch):
+    valued = _on_rules_path(tmp_path, monkeypatch, "valued", VALUED)
     answers = {(a, b): promote_cli.query(valued, a, b) for a, b in [
         ("i8", "py:100"), ("py:100", "i8"), ("i8", "py:300"), ("i8", "py:int"), ("i8", "py:-300"),
         ("i8", "0d:i64=300"), ("i8", "0d:i64=300000"), ("i8", "0d:i64"), ("f32", "py:1e+300"), ("f32", "py:1.5")]}
@@ -265,10 +271,7 @@ def test_rule_expressions_see_an_operands_value(valued):
 
 
 def test_value_of_an_operand_without_one_is_a_defect_of_the_rule(tmp_path, monkeypatch):
-    (tmp_path / "valueless.toml").write_text(VALUED.replace('"valued"', '"valueless"').replace(
+    name = _on_rules_path(tmp_path, monkeypatch, "valueless", VALUED.replace(
         "is_python(b) and has_value(b) and not is_complex(b) and value(b) < 0", "is_python(b) and value(b) < 0"))
-    monkeypatch.setenv("PROMOTE_RULES_PATH", str(tmp_path))
-    registry.clear_cache()
     with pytest.raises(RuleDefect, match="py:int has no value"):
-        promote_cli.query("valueless", "i8", "py:int")
-    registry.clear_cache()
+        promote_cli.query(name, "i8", "py:int")
