@@ -45,14 +45,14 @@ def _brief(value, limit: int = 60) -> str:
 
 def load_recording(path: str | Path) -> dict:
     """A recording file, checked before use: UsageError (one line) naming what is malformed. An op recording
-    (``kind: "ops"``) is checked as `probes/opcases.py` says."""
+    (``kind: "ops"``) or value recording (``kind: "values"``) is checked as `probes/opcases.py` says."""
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
     except (OSError, ValueError, RecursionError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
         raise UsageError(f"{path}: not a readable recording: {reason}") from None
-    if isinstance(data, dict) and data.get("kind") == "ops":
+    if isinstance(data, dict) and data.get("kind") in ("ops", "values"):
         from promote_cli.probes.opcases import check_op_recording
 
         check_op_recording(data, str(path))
@@ -195,11 +195,13 @@ def compare_ops(recording: dict, ruleset: str | None = None) -> tuple[int, list[
     ruleset's op groups, case by case (`opcases.cases`): the same result operand, form included (``0d:i64``), or
     a refusal where the framework raised. An op the ruleset's groups lack disagrees with each of its cases, and
     so does an alias the recording names (``aliases``: alias -> op) that is not an alias or op of the same
-    group; a rule that fails (`RuleDefect`) is raised, never counted."""
+    group; a rule that fails (`RuleDefect`) is raised, never counted. A value recording (``kind: "values"``) is
+    compared with what `promote query` answers (an op group's op, else the rules' pair answer)."""
     from promote_cli.expressions import ops  # noqa: PLC0415 - only op recordings need it
     from promote_cli.probes.opcases import cases
 
     rs = registry.load(ruleset or recording["ruleset"])
+    queried = recording.get("kind") == "values"
     bad, n = [], 0
     for alias, target in (recording.get("aliases") or {}).items():
         n += 1
@@ -208,8 +210,12 @@ def compare_ops(recording: dict, ruleset: str | None = None) -> tuple[int, list[
     for op, operand_list, options, expected, error in cases(recording):
         n += 1
         try:
-            ans = ops.answer(rs, op, operand_list, options, hint=False)
-            got, got_error = (str(ans.result_operand) if ans.result is not None else None), ans.refusal
+            if queried and not rs.by_group(op, len(operand_list)):
+                ans = answer(rs, *operand_list, op, options)
+                got, got_error = ans.result, ans.refusal
+            else:
+                ans = ops.answer(rs, op, operand_list, options, hint=False)
+                got, got_error = (str(ans.result_operand) if ans.result is not None else None), ans.refusal
         except RuleDefect:
             raise
         except PromoteError as exc:
@@ -301,6 +307,20 @@ def _live_ops(framework: str) -> tuple[str, int, list[str]] | None:
     return "ops", n, bad
 
 
+def _live_values(probe, framework: str) -> tuple[str, int, list[str]] | None:
+    """The check of value operands asked live (the probe's `record_values(ruleset)`, `probes/values.py`), compared
+    with what `promote query` answers; None for a probe without one."""
+    record_values = getattr(probe, "record_values", None)
+    if not callable(record_values):
+        return None
+    from promote_cli.probes.opcases import check_op_recording
+
+    data = record_values(framework)
+    check_op_recording(data, f"what {probe.__name__} recorded of values")
+    n, bad = compare_ops(data, framework)
+    return "values", n, bad
+
+
 @dataclass
 class Report:
     """What `promote verify` found: the ruleset's cases, and any checks of the probe's own."""
@@ -339,10 +359,13 @@ def run(framework: str, recording: str | None = None) -> Report:
         live_ops = _live_ops(framework)
         if live_ops is not None:
             checks.insert(0, live_ops)
-    if data.get("kind") == "ops":  # a saved op recording: its cases are the whole comparison
+        live_values = _live_values(probe, framework)
+        if live_values is not None:
+            checks.insert(0, live_values)
+    if data.get("kind") in ("ops", "values"):  # a saved op or value recording: its cases are the whole comparison
         n, bad = compare_ops(data, framework)
-        return Report(framework, f"{data.get('package')} {data.get('version')}", data, 0, [], [("ops", n, bad)],
-                      registry.load(framework).key)
+        return Report(framework, f"{data.get('package')} {data.get('version')}", data, 0, [],
+                      [(data["kind"], n, bad)], registry.load(framework).key)
     total, mismatches = compare(data, framework)
     if data.get("nary"):  # N-operand cases: a check of their own, beside the pairs
         n, bad = compare_nary(data, framework)
