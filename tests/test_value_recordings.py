@@ -42,7 +42,7 @@ def test_a_value_recording_asks_every_value_of_every_type_both_ways(path):
 
 
 def test_a_changed_value_cell_disagrees():
-    data = copy.deepcopy(load_recording(RECORDINGS[0]))
+    data = copy.deepcopy(load_recording(ROOT / "tests" / "data" / "recordings" / "values" / "numpy.json"))
     at = data["axis"].index("py:300")
     row = next(r for r in data["rows"] if r[2] == ["i8", PLACE] and r[0] == "add")
     row[3][at] = "i16"  # NumPy 1's value-based answer, not NumPy 2's OverflowError
