@@ -296,29 +296,25 @@ def _live_ops(framework: str) -> tuple[str, int, list[str]] | None:
         if exc.name == f"promote_cli.probes.{rs.probe}_ops":
             return None
         raise
-    record_ops = getattr(module, "record_ops", None)
-    if not callable(record_ops):
-        return None
-    from promote_cli.probes.opcases import check_op_recording
-
-    data = record_ops(framework)
-    check_op_recording(data, f"what {module.__name__} recorded")
-    n, bad = compare_ops(data, framework)
-    return "ops", n, bad
+    return _live_check("ops", getattr(module, "record_ops", None), framework, module.__name__)
 
 
 def _live_values(probe, framework: str) -> tuple[str, int, list[str]] | None:
-    """The check of value operands asked live (the probe's `record_values(ruleset)`, `probes/values.py`), compared
-    with what `promote query` answers; None for a probe without one."""
-    record_values = getattr(probe, "record_values", None)
-    if not callable(record_values):
+    """The check of value operands asked live (the probe's `record_values(ruleset)`, `cases.record_values`),
+    compared with what `promote query` answers; None for a probe without one."""
+    return _live_check("values", getattr(probe, "record_values", None), framework, probe.__name__)
+
+
+def _live_check(label: str, record, framework: str, module: str) -> tuple[str, int, list[str]] | None:
+    """(label, cases, disagreements) of the op or value recording `record(framework)` makes; None without one."""
+    if not callable(record):
         return None
     from promote_cli.probes.opcases import check_op_recording
 
-    data = record_values(framework)
-    check_op_recording(data, f"what {probe.__name__} recorded of values")
+    data = record(framework)
+    check_op_recording(data, f"what {module} recorded")
     n, bad = compare_ops(data, framework)
-    return "values", n, bad
+    return label, n, bad
 
 
 @dataclass
