@@ -59,7 +59,7 @@ TRIPLE_OPERANDS = ["bool", "u8", "u64", "i8", "i64", "f16", "bf16", "f32", "c64"
 
 #: Python scalars whose value MLX looks at: ranges of each integer type, beyond int32 and int64
 #: (2**63 fails to convert), floats beyond float16's range, nan and infinities.
-PY_INTS = ["py:-1", "py:127", "py:128", "py:255", "py:256", "py:-129", "py:32768", "py:65536",
+PY_INTS = ["py:-1", "py:127", "py:128", "py:255", "py:256", "py:300", "py:-129", "py:32768", "py:65536",
            "py:2147483648", "py:4294967296", "py:-2147483649", "py:9223372036854775807",
            "py:9223372036854775808", "py:-9223372036854775809", "py:18446744073709551616"]
 PY_OTHERS = ["py:True", "py:False", "py:1.5", "py:1e+300", "py:nan", "py:-inf", "py:1j", "py:1+1j"]
