@@ -25,11 +25,15 @@ def _value(text: str) -> str:
     return text[3:]
 
 
+def _has_value(operand: str) -> bool:
+    return "=" in operand or (operand.startswith("py:") and operand[3:] not in ("bool", "int", "float", "complex"))
+
+
 def _value_cases():
     """The recorded ``a + b`` cases with one Python value beside an array (``nan``, ``inf``,
     ``1e+300`` are not literals of the expression syntax: left out), as expressions."""
-    for op, a, b, _, result, error in _recording()["values"]:
-        if op != "add" or "=" in a + b or not (a.startswith("py:") or b.startswith("py:")):
+    for op, a, b, _, result, error in _recording()["cases"]:
+        if op != "add" or "=" in a + b or not (_has_value(a) or _has_value(b)):
             continue
         value = a if a.startswith("py:") else b
         if any(word in value for word in ("nan", "inf", "e+")):
@@ -61,12 +65,32 @@ def test_a_python_int_value_is_checked_as_to_array_checks_it(text, result, error
 
 def test_functions_convert_two_python_values_alone():
     """mx.add(2147483648, 1) is int64 (to_array's default beyond int32), mx.add(1, 1) int32."""
-    cases = {(a, b): result for op, a, b, _, result, _ in _recording()["values"] if op == "mx.add"}
+    cases = {(a, b): result for op, a, b, _, result, _ in _recording()["cases"] if op == "mx.add"}
     assert cases["py:2147483648", "py:1"] == "i64" and cases["py:1", "py:1"] == "i32"
     assert cases["py:True", "py:1.5"] == "f32" and cases["py:1j", "py:True"] == "c64"
     assert promote_cli.expr("maximum(2147483648, 1)", "mlx").result == "0d:i64"
     assert promote_cli.expr("maximum(1, 1)", "mlx").result == "0d:i32"
     assert promote_cli.query("mlx", "py:int", "py:int", op="mx.add").result == "i32"
+    assert promote_cli.query("mlx", "py:2147483648", "py:1", op="mx.add").result == "i64"
+
+
+@pytest.mark.parametrize("a, b, refusal", [
+    ("i8", "py:300", "ValueError: Converting 300 to int8 would result in overflow."),
+    ("py:-1", "u32", "ValueError: Converting -1 to uint32 would result in overflow."),
+    ("f16", "py:9223372036854775808", "RuntimeError: std::bad_cast"),
+    ("py:-9223372036854775809", "u64", "RuntimeError: std::bad_cast"),
+])
+def test_a_python_int_that_does_not_convert_is_refused_in_mlx_words(a, b, refusal):
+    got = promote_cli.query("mlx", a, b)
+    assert got.result is None and got.refusal == refusal
+
+
+@pytest.mark.parametrize("a, b, result", [
+    ("u64", "py:-1", "u64"), ("bool", "py:2147483648", "i32"), ("f16", "py:1e+300", "f16"),
+    ("i8", "py:9223372036854775807", None), ("i64", "py:9223372036854775807", "i64"), ("i8", "0d:i64=300", "i64"),
+])
+def test_values_that_convert(a, b, result):
+    assert promote_cli.query("mlx", a, b).result == result
 
 
 def test_every_binary_function_and_operator_is_an_op_of_the_ruleset():

@@ -78,10 +78,10 @@ def test_a_numpy_trait_that_disagrees_with_the_first_spelling_is_refused(tmp_pat
 # --------------------------------------------------------------------------- recordings
 
 def _named(text) -> str | None:
-    """The dtype an operand or result names (None for a Python scalar or a refusal)."""
+    """The dtype an operand or result names (None for a Python scalar or a refusal; `0d:i64=300`: i64)."""
     if text is None or text.startswith("py:"):
         return None
-    return text.rpartition(":")[2]
+    return text.rpartition(":")[2].partition("=")[0]
 
 
 def _dtypes_of(recording: dict) -> set[str]:

@@ -10,9 +10,8 @@ import tempfile
 from promote_cli.errors import UsageError
 
 #: the keys of a recording that hold cases, written one case per line, in this order, last
-#: (``expressions``: an expression recording's cases; ``values``: cases with value operands,
-#: ``py:300``, kept apart from ``cases`` until the operand grammar reads them; docs/recordings.md).
-CASE_LISTS = ("nary", "cases", "values", "expressions")
+#: (``expressions``: an expression recording's cases, docs/recordings.md).
+CASE_LISTS = ("nary", "cases", "expressions")
 
 
 def write_recording(data: dict, path: str) -> None:

@@ -13,10 +13,9 @@ What is asked
 
     MLX decides what a Python scalar becomes from its *value* (``python/src/utils.cpp``:
     ``to_array``): an int must fit the array's integer type, and one beyond int64 fails to
-    convert at all.  `VALUES` asks ``+`` with value operands (``py:300``, ``py:1e+300``, in
-    the contract's spelling), and ``mx.add`` of two of them (MLX, not Python, adds them: an
-    int beyond int32 makes an int64 array).  They are written to the recording's
-    ``values`` list.
+    convert at all.  `value_cases` asks ``+`` with value operands (``py:300``, ``py:1e+300``,
+    ``0d:i64=300``, in the contract's spelling) beside each dtype, and ``mx.add`` of two
+    Python values (MLX, not Python, adds them: an int beyond int32 makes an int64 array).
 
 How the answer is read
     Each result is evaluated (``mx.eval``), so a kernel that fails at run time is a
@@ -135,17 +134,19 @@ def ask(op: str, operands: list[str]) -> tuple[str | None, str | None]:
 
 
 def pair_cases():
-    """Every (op, a, b) of the recording's ``cases``."""
+    """Every (op, a, b) of the recording's ``cases``: the operand pairs, result_type of the
+    dtypes, then the value cases."""
     for group in pair_groups(ASKED):
         for a, b in group:
             yield "add", a, b
     for a, b in itertools.product(ASKED, ASKED):
         yield "result_type", a, b
+    yield from value_cases()
 
 
 def value_cases():
-    """Every (op, a, b) of the recording's ``values``: each dtype (an array, a 0-d array)
-    with each value on either side, and ``mx.add`` of two Python values."""
+    """The cases with a value operand: each dtype (an array, a 0-d array) with each Python
+    value on either side and with each 0-d array of `ZERO_D`, and ``mx.add`` of two Python values."""
     for t in ASKED:
         for form in (t, f"0d:{t}"):
             for v in PY_INTS + PY_OTHERS:
@@ -166,11 +167,10 @@ def record() -> dict:
 
     mx.set_default_device(mx.cpu)
     cases, nary = ask_every(ask, pair_cases(), TRIPLE_OPERANDS, {})
-    values = [[op, a, b, {}, *ask(op, [a, b])] for op, a, b in value_cases()]
     return {
         "ruleset": FRAMEWORK, "package": PACKAGE, "version": ver, "probe": "promote_cli.probes.mlx",
         "python": platform.python_version(), "device": "cpu",
-        "nary": nary, "cases": cases, "values": values,
+        "nary": nary, "cases": cases,
     }
 
 
