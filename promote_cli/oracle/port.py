@@ -6,7 +6,8 @@ it refuses, a plan is searched: cast some inputs to dtypes the target has, run t
 its output to the source's dtype. A plan is kept only when the target's own rules give, for the cast
 inputs, a dtype the output cast turns into the source's (checked case by case, through the same `ask` the
 CLI answers with). Among the plans, one whose input casts all lose no value (`properties.fits`, as
-`promote check` judges) wins over one that may, then the fewest casts, then casts to the kind of the source's result, then the narrowest types. A case no
+`promote check` judges) and whose op runs in a type that holds the source's result (not int32 widened to
+int64 afterwards) wins over one that may, then the fewest casts, then casts to the kind of the source's result, then the narrowest types. A case no
 plan reproduces is listed with the reason: the target lacks the source's dtype, no plan exists, or only a
 plan with a cast that may lose values does (that plan is shown, `lossless` false, and the case counts as one
 that cannot be reproduced).
@@ -237,6 +238,8 @@ class Porter:
         case.lossless = plan.lossless
         if not plan.lossless:
             lossy = [f"{operands[i]} -> {to.name}" for i, to in plan.casts if not _lossless(operands[i], to)]
+            if plan.output_cast is not None and fits(want, _dtype_of(plan.compute)) is not None:
+                lossy.append(f"computing in {_dtype_of(plan.compute).name}, narrower than {want.name}")
             case.impossible = f"only a cast that may lose values would do ({', '.join(lossy)})"
         return case
 
@@ -275,7 +278,9 @@ class Porter:
         output = None if got is want else want
         if output is not None and (want not in self.t.type_set or got not in self.t.type_set):
             return None
-        lossless = all(_lossless(given[i], to) for i, to in casts.items())
+        # lossless: no input cast may lose a value, and the op does not run in a type narrower than the source's
+        # result (a sum of int32 in int32, then widened to int64, overflows where the source's does not)
+        lossless = all(_lossless(given[i], to) for i, to in casts.items()) and (output is None or fits(want, got) is None)
         return _Plan(sorted(casts.items()), operands, compute, output, lossless, want)
 
 
