@@ -357,7 +357,12 @@ def run(framework: str, recording: str | None = None) -> Report:
                              "(or compare with a saved file: --recording FILE)")
         record_for = getattr(probe, "record_for", None)  # a probe that asks per ruleset version
         data = record_for(framework) if record_for else probe.record()
-        check_recording(data, f"what {probe.__name__} recorded")
+        if data.get("kind") == "ops":   # a probe whose framework answers only by op (ONNX): an op recording
+            from promote_cli.probes.opcases import check_op_recording
+
+            check_op_recording(data, f"what {probe.__name__} recorded")
+        else:
+            check_recording(data, f"what {probe.__name__} recorded")
         checks = list(getattr(probe, "extra_checks", lambda: [])())
         expressions = _live_expressions(framework)
         if expressions is not None:
