@@ -38,6 +38,19 @@ METHODS = ["add", "sub", "mul", "div", "mod", "fmod", "pow", "maximum", "minimum
 #: every name asked, in the recording's order -> its arity (all binary)
 OPS: dict[str, int] = {**dict.fromkeys(OPERATORS, 2), **dict.fromkeys((f"Tensor.{m}" for m in METHODS), 2)}
 
+#: no name asked is another's function object (``Tensor.__add__`` calls ``Tensor.add``, it is not it)
+ALIASES: dict[str, str] = {}
+
+#: no ternary op is asked
+WHERE_CONDITIONS: list[str] = []
+
+
+def asked(op: str, operands: list[str], options: dict) -> bool:
+    """Whether a case is asked: not two Python scalars (Python's arithmetic), and a method only
+    with a Tensor on the left (``Tensor.add(1, x)`` is no call a user makes)."""
+    python = [o.startswith("py:") for o in operands]
+    return not all(python) and (op in OPERATORS or not python[0])
+
 
 def function(op: str):
     """What asking `op` does, as a function of two operands."""
@@ -52,7 +65,7 @@ def asker(options: dict):
     functions: dict = {}
 
     def ask(op: str, operands: list[str]):
-        if op not in OPERATORS and operands[0].startswith("py:"):
+        if not asked(op, operands, options):
             return None
         fn = functions.get(op) or functions.setdefault(op, function(op))
         with pairs.settings(options):
@@ -66,8 +79,10 @@ def record_ops(ruleset: str = FRAMEWORK) -> dict:
     """Ask every op of `OPS` under every options dict; an op recording."""
     os.environ.setdefault("DEV", "PYTHON")
     recorder = Recorder([*pairs.ASKED, *pairs.PY_SCALARS])
-    for options in pairs.OPTIONS:
-        opsweep.sweep(recorder, OPS, options, asker(options), [], OPERATORS)
+    askers = [(options, asker(options)) for options in pairs.OPTIONS]
+    for op, arity in OPS.items():  # each op's rows together, under each options dict in turn
+        for options, ask in askers:
+            opsweep.sweep(recorder, {op: arity}, options, ask, WHERE_CONDITIONS, OPERATORS)
     return recorder.recording({
         "ruleset": ruleset, "package": PACKAGE, "version": pairs.version(),
         "probe": "promote_cli.probes.tinygrad_ops", "device": os.environ["DEV"], "aliases": {},
