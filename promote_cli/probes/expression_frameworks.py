@@ -384,7 +384,7 @@ class TinyGrad(Framework):
         return set(tinygrad_probe.ASKED)
 
     def environment(self, options):
-        return {"DEV": os.environ.get("DEV", "PYTHON"),
+        return {"DEV": os.environ.get("DEV", tinygrad_probe.DEVICE),
                 "DEFAULT_INT": tinygrad_probe.DEFAULT_INTS[options["default_int"]],
                 "DEFAULT_FLOAT": tinygrad_probe.DEFAULT_FLOATS[options["default_float"]]}
 

@@ -64,11 +64,16 @@ DEFAULT_FLOATS = {"f32": "float32", "f16": "float16"}
 OPTIONS = [{"default_int": i, "default_float": f} for i in DEFAULT_INTS for f in DEFAULT_FLOATS]
 
 OPS = ("add", "least_upper_dtype")
+
+#: the device asked when ``DEV`` names none: tinygrad's Python emulator (no compiler needed)
+DEVICE = "PYTHON"
 PY_SCALARS = tuple(f"py:{k}" for k in PY_VALUES)
 
 
 def version() -> str | None:
-    """The installed tinygrad version, None when it is not importable."""
+    """The installed tinygrad version, None when it is not importable.  The first import of tinygrad
+    is here: it reads ``DEV`` then, so the emulator (`DEVICE`) is named first unless ``DEV`` is set."""
+    os.environ.setdefault("DEV", DEVICE)
     try:
         import tinygrad  # noqa: F401, PLC0415
         from importlib.metadata import version as dist_version  # noqa: PLC0415
@@ -169,7 +174,6 @@ def ask(op: str, a: str, b: str, options: dict) -> tuple[str | None, str | None]
 
 def record() -> dict:
     """Ask every case; return a recording (docs/recordings.md)."""
-    os.environ.setdefault("DEV", "PYTHON")
     ver = version()
     if ver is None:
         raise RuntimeError("tinygrad is not importable; pip install tinygrad")

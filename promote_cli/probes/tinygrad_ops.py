@@ -77,14 +77,14 @@ def asker(options: dict):
 
 def record_ops(ruleset: str = FRAMEWORK) -> dict:
     """Ask every op of `OPS` under every options dict; an op recording."""
-    os.environ.setdefault("DEV", "PYTHON")
+    version = pairs.version()  # first: it names the device
     recorder = Recorder([*pairs.ASKED, *pairs.PY_SCALARS])
     askers = [(options, asker(options)) for options in pairs.OPTIONS]
     for op, arity in OPS.items():  # each op's rows together, under each options dict in turn
         for options, ask in askers:
             opsweep.sweep(recorder, {op: arity}, options, ask, WHERE_CONDITIONS, OPERATORS)
     return recorder.recording({
-        "ruleset": ruleset, "package": PACKAGE, "version": pairs.version(),
+        "ruleset": ruleset, "package": PACKAGE, "version": version,
         "probe": "promote_cli.probes.tinygrad_ops", "device": os.environ["DEV"], "aliases": {},
     })
 
