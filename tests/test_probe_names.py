@@ -82,7 +82,7 @@ def _named(text) -> str | None:
     """The dtype an operand or result names (None for a Python scalar or a refusal)."""
     if text is None or text.startswith("py:"):
         return None
-    return text.rpartition(":")[2]
+    return text.rpartition(":")[2].partition("=")[0]   # a 0-d value operand: 0d:i64=300
 
 
 def _dtypes_of(recording: dict) -> set[str]:

@@ -47,6 +47,7 @@ import platform
 from promote_cli.probes.cases import pair_groups
 from promote_cli.probes.dtype_names import PY_VALUES, first_line
 from promote_cli.probes.opsweep import refusal
+from promote_cli.vocab import operands
 from promote_cli.vocab.dtypes import native_names
 
 FRAMEWORK = "tinygrad"
@@ -64,6 +65,13 @@ DEFAULT_FLOATS = {"f32": "float32", "f16": "float16"}
 OPTIONS = [{"default_int": i, "default_float": f} for i in DEFAULT_INTS for f in DEFAULT_FLOATS]
 
 OPS = ("add", "least_upper_dtype")
+
+#: value operands asked of ``add`` with every dtype, both orders: Python ints beyond each integer type's
+#: range and beyond int64 and uint64, floats beyond every float's range and not finite, a bool, complex
+#: numbers, and 0-d Tensors holding a value (tinygrad decides no dtype from a value: they show it)
+VALUES = ("py:-1", "py:300", "py:65536", "py:2147483648", "py:9223372036854775808", "py:18446744073709551616",
+          "py:1e+300", "py:nan", "py:-inf", "py:True", "py:1j", "py:1+1j", "0d:i64=300", "0d:u8=255",
+          "0d:f32=1.5", "0d:f64=1e+300")
 
 #: the device asked when ``DEV`` names none: tinygrad's Python emulator (no compiler needed)
 DEVICE = "PYTHON"
@@ -109,9 +117,13 @@ def name_of(dtype, options: dict) -> str:
 
 
 def make_operand(text: str):
-    """The tinygrad value of an operand: a Tensor of shape (2,) or (), a weak Tensor, a Python scalar."""
+    """The tinygrad value of an operand: a Tensor of shape (2,) or (), a weak Tensor, a Python scalar (of
+    any value: ``py:300``), a 0-d Tensor holding a value (``0d:i64=300``)."""
     from tinygrad import Tensor  # noqa: PLC0415
 
+    given = operands.parse(text)
+    if given.value is not None:
+        return given.value if given.form == operands.PYTHON else Tensor(given.value, dtype=dtype_of(given.dtype.name))
     if text.startswith("py:"):
         return PY_VALUES[text[3:]]
     if text.startswith("weak:"):
@@ -130,13 +142,16 @@ def settings(options: dict):
                    DEFAULT_FLOAT=DEFAULT_FLOATS[options["default_float"]])
 
 
-def answer(call, options: dict) -> tuple[str | None, str | None]:
-    """``(result, None)`` or ``(None, "ExceptionClass: message")`` of ``call()``, a DType or a Tensor."""
+def answer(call, options: dict, rank: bool = False) -> tuple[str | None, str | None]:
+    """``(result, None)`` or ``(None, "ExceptionClass: message")`` of ``call()``, a DType or a Tensor;
+    with `rank`, a 0-d Tensor's strong dtype is ``0d:DTYPE`` (an op recording's form; a weak one has no rank)."""
     try:
         out = call()
     except Exception as exc:  # noqa: BLE001 - every tinygrad error is an answer
         return None, refusal(exc, first_line(exc))
-    return name_of(getattr(out, "dtype", out), options), None
+    name = name_of(getattr(out, "dtype", out), options)
+    zero_d = rank and getattr(out, "shape", None) == () and not name.startswith("weak:")
+    return (f"0d:{name}" if zero_d else name), None
 
 
 def operand_pairs(op: str, options: dict):
@@ -151,6 +166,9 @@ def operand_pairs(op: str, options: dict):
     for a, b in itertools.product(scalars, repeat=2):
         if not (a.startswith("py:") and b.startswith("py:")):
             yield a, b
+    for t, v in itertools.product(ASKED, VALUES):
+        yield t, v
+        yield v, t
 
 
 def pair_cases():

@@ -38,6 +38,10 @@ METHODS = ["add", "sub", "mul", "div", "mod", "fmod", "pow", "maximum", "minimum
 #: every name asked, in the recording's order -> its arity (all binary)
 OPS: dict[str, int] = {**dict.fromkeys(OPERATORS, 2), **dict.fromkeys((f"Tensor.{m}" for m in METHODS), 2)}
 
+#: value operands on the axis too: pow refuses a negative Python int exponent (or base) unless the promotion
+#: is a float, where a 0-d Tensor holding -1 is no Python int; the others show that no other op looks at a value
+VALUES = ("py:-1", "py:300", "py:1e+300", "py:nan", "py:True", "0d:i32=-1")
+
 #: no name asked is another's function object (``Tensor.__add__`` calls ``Tensor.add``, it is not it)
 ALIASES: dict[str, str] = {}
 
@@ -70,7 +74,7 @@ def asker(options: dict):
         fn = functions.get(op) or functions.setdefault(op, function(op))
         with pairs.settings(options):
             values = [pairs.make_operand(o) for o in operands]
-            return pairs.answer(lambda: fn(*values), options)
+            return pairs.answer(lambda: fn(*values), options, rank=True)
 
     return ask
 
@@ -78,7 +82,7 @@ def asker(options: dict):
 def record_ops(ruleset: str = FRAMEWORK) -> dict:
     """Ask every op of `OPS` under every options dict; an op recording."""
     version = pairs.version()  # first: it names the device
-    recorder = Recorder([*pairs.ASKED, *pairs.PY_SCALARS])
+    recorder = Recorder([*pairs.ASKED, *pairs.PY_SCALARS, *VALUES])
     askers = [(options, asker(options)) for options in pairs.OPTIONS]
     for op, arity in OPS.items():  # each op's rows together, under each options dict in turn
         for options, ask in askers:
