@@ -120,3 +120,20 @@ def test_a_method_is_asked_only_with_a_tensor_first():
     assert not tinygrad_ops.asked("Tensor.add", ["py:int", "i8"], {})
     assert not tinygrad_ops.asked("+", ["py:int", "py:float"], {})
     assert tinygrad_ops.asked("Tensor.add", ["i8", "py:int"], {})
+
+
+@pytest.mark.parametrize("a, b, op, want", [
+    ("i8", "py:-1", "**", None),                         # a negative Python int with an integer promotion
+    ("py:-1", "u8", "**", None),                         # ... as the base of __rpow__ too
+    ("bool", "py:-1", "Tensor.pow", None),
+    ("i8", "py:2", "**", "i8"),
+    ("f16", "py:-1", "**", "f16"),                       # a float promotion takes it
+    ("i8", "0d:i32=-1", "**", "i32"),                    # a Tensor holding -1 is no Python int
+    ("i8", "py:-1", "*", "i8"),                          # no other op looks at the value
+    ("i8", "py:300", "add", "i8"),
+    ("u8", "py:18446744073709551616", "add", "u8"),
+    ("f16", "0d:f64=1e+300", "add", "f64"),
+    ("i8", "py:nan", "add", "weak:f32"),
+])
+def test_only_pow_looks_at_a_value(a, b, op, want):
+    assert ask(a, b, op) == want
