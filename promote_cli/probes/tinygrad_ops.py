@@ -6,9 +6,9 @@ What is asked
     ``Tensor.add`` ...: ``Tensor.add(a, b)``, so only a Tensor stands on the left), over an
     axis of every tinygrad dtype as a Tensor of shape ``(2,)`` and the Python scalars
     (``True``, ``1``, ``1.5``, ``1+2j``), under every options dict of the pair probe
-    (`promote_cli.probes.tinygrad.OPTIONS`: ``default_int`` x ``default_float``).  0-d and
-    weak Tensors are the pair recording's (``tinygrad-0.14.json``, ``add``): a 0-d Tensor
-    changes no dtype there.
+    (`promote_cli.probes.tinygrad.OPTIONS`: ``default_int`` x ``default_float``).  0-d Tensors
+    (but one holding a value) and weak Tensors are the pair recording's (``tinygrad-0.14.json``,
+    ``add``): a 0-d Tensor changes no dtype there.
 
 How the answer is read
     As in the pair probe: the result's dtype, ``weak:DEFAULT`` for tinygrad's ``weakint`` and
