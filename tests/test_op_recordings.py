@@ -26,6 +26,7 @@ PROBES = [
     ("promote_cli.probes.paddle_ops", ["ops-paddle.json"]),
     ("promote_cli.probes.jax_ops", ["ops-jax.json"]),
     ("promote_cli.probes.tensorflow_ops", ["ops-tensorflow.json"]),
+    ("promote_cli.probes.mlx_ops", ["ops-mlx.json"]),
     ("promote_cli.probes.tinygrad_ops", ["ops-tinygrad.json"]),
 ]
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from promote_cli.probes import array_api, dtype_names, jax, numpy, openvino, paddle, tensorflow, tinygrad, torch, tosa
+from promote_cli.probes import (array_api, dtype_names, jax, mlx, numpy, openvino, paddle, tensorflow, tinygrad,
+                                torch, tosa)
 from promote_cli.vocab import dtypes
 from promote_cli.vocab.dtypes import DTYPES, lookup, native_names
 
@@ -20,6 +21,7 @@ ASKING = {
     tensorflow: ("tensorflow", tensorflow.ASKED),
     paddle: ("paddle", paddle.ASKED),
     openvino: ("openvino", openvino.ASKED),
+    mlx: ("mlx", mlx.ASKED),
     tinygrad: ("tinygrad", tinygrad.ASKED),
 }
 
@@ -79,10 +81,10 @@ def test_a_numpy_trait_that_disagrees_with_the_first_spelling_is_refused(tmp_pat
 # --------------------------------------------------------------------------- recordings
 
 def _named(text) -> str | None:
-    """The dtype an operand or result names (None for a Python scalar or a refusal)."""
+    """The dtype an operand or result names (None for a Python scalar or a refusal; `0d:i64=300`: i64)."""
     if text is None or text.startswith("py:"):
         return None
-    return text.rpartition(":")[2].partition("=")[0]   # a 0-d value operand: 0d:i64=300
+    return text.rpartition(":")[2].partition("=")[0]
 
 
 def _dtypes_of(recording: dict) -> set[str]:
@@ -104,6 +106,7 @@ COVERS = {
     "jax-*.json": lambda: jax.TYPES,
     "array-api-*.json": lambda: array_api.NAMES,
     "tosa-ops.json": lambda: tosa.TO_TOSA,
+    "mlx-*.json": lambda: mlx.TO_MLX,
     "tinygrad-*.json": lambda: tinygrad.TO_TINYGRAD,
 }
 
@@ -139,6 +142,8 @@ def _asked(name: str) -> list:
         return list(jax.pair_cases()) * 2 * len(jax.MODES)  # per x64 value, per promotion mode
     if name.startswith("array-api"):
         return list(array_api.pair_cases())
+    if name.startswith("mlx"):
+        return list(mlx.pair_cases())
     if name.startswith("tinygrad"):
         return [(op, a, b) for op, a, b, _ in tinygrad.pair_cases()]
     return [(openvino.OP, openvino.operand(a, ra), openvino.operand(b, rb)) for a, b, ra, rb, _ in openvino.cases()]

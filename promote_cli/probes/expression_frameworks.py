@@ -17,6 +17,7 @@ from abc import ABC, abstractmethod
 from promote_cli.oracle import registry
 from promote_cli.probes import array_api as array_api_probe
 from promote_cli.probes import jax as jax_probe
+from promote_cli.probes import mlx as mlx_probe
 from promote_cli.probes import numpy as numpy_probe
 from promote_cli.probes import paddle as paddle_probe
 from promote_cli.probes import tensorflow as tensorflow_probe
@@ -370,6 +371,40 @@ class ArrayAPI(Framework):
         return first_line(exc)
 
 
+class MLX(Framework):
+    """``mlx.core`` arrays on the CPU; a result is evaluated, so a kernel's failure is its error."""
+
+    name, package, probe = "mlx", mlx_probe.PACKAGE, mlx_probe
+
+    def types(self):
+        return set(mlx_probe.TO_MLX)
+
+    def setup(self, options):
+        import mlx.core as mx  # noqa: PLC0415
+
+        mx.set_default_device(mx.cpu)
+
+    def value(self, operand):
+        import mlx.core as mx  # noqa: PLC0415
+
+        if operand.form == PYTHON:
+            return _python_value(operand)
+        shape, elements = _elements(operand)
+        return mx.array(elements, dtype=getattr(mx, mlx_probe.TO_MLX[operand.dtype.name])).reshape(shape)
+
+    def namespace(self):
+        import mlx.core as mx  # noqa: PLC0415
+
+        return mx
+
+    def form(self, value):
+        import mlx.core as mx  # noqa: PLC0415
+
+        if isinstance(value, mx.array):
+            mx.eval(value)
+            return _shaped_form(value.ndim, mlx_probe.dtype_name(value.dtype))
+
+
 class TinyGrad(Framework):
     """tinygrad on its emulator (``DEV=PYTHON``): dtypes are decided while the graph is built, nothing is
     realised.  Its defaults are the environment variables ``DEFAULT_INT`` and ``DEFAULT_FLOAT`` (the pair
@@ -420,5 +455,5 @@ class TinyGrad(Framework):
 ARRAY_API_VERSIONS = tuple(registry.load(array_api_probe.FRAMEWORK).options["api_version"].values)
 
 #: framework name (its ruleset) -> what evaluating an expression in it needs
-FRAMEWORKS = {fw.name: fw for fw in (NumPy(), JAX(), Torch(), Paddle(), TensorFlow(), TinyGrad(),
+FRAMEWORKS = {fw.name: fw for fw in (NumPy(), JAX(), Torch(), Paddle(), TensorFlow(), MLX(), TinyGrad(),
                                      *(ArrayAPI(v) for v in ARRAY_API_VERSIONS))}
