@@ -26,6 +26,10 @@ What is asked
     ``tinygrad.helpers.Context(DEFAULT_INT="int64")``; ``dtypes.default_int`` is a property
     without a setter).  The probe sets them with ``Context``.
 
+    The value recording (``values/tinygrad.json``, `record_values`) asks ``+`` and ``**`` of every dtype's
+    Tensor with each value operand of `promote_cli.probes.cases.VALUES` (``py:300``, ``py:-1``,
+    ``0d:i64=300``, ...), both orders, under every options dict.
+
 How the answer is read
     tinygrad decides dtypes while it builds its lazy graph, so nothing is realised and no
     backend compiles anything; ``DEV=PYTHON`` (its emulator) is set when no device is named.
@@ -41,9 +45,11 @@ the package is absent.
 from __future__ import annotations
 
 import itertools
+import operator
 import os
 import platform
 
+from promote_cli.probes import cases
 from promote_cli.probes.cases import pair_groups
 from promote_cli.probes.dtype_names import PY_VALUES, first_line
 from promote_cli.probes.opsweep import refusal
@@ -66,12 +72,10 @@ OPTIONS = [{"default_int": i, "default_float": f} for i in DEFAULT_INTS for f in
 
 OPS = ("add", "least_upper_dtype")
 
-#: value operands asked of ``add`` with every dtype, both orders: Python ints beyond each integer type's
-#: range and beyond int64 and uint64, floats beyond every float's range and not finite, a bool, complex
-#: numbers, and 0-d Tensors holding a value (tinygrad decides no dtype from a value: they show it)
-VALUES = ("py:-1", "py:300", "py:65536", "py:2147483648", "py:9223372036854775808", "py:18446744073709551616",
-          "py:1e+300", "py:nan", "py:-inf", "py:True", "py:1j", "py:1+1j", "0d:i64=300", "0d:u8=255",
-          "0d:f32=1.5", "0d:f64=1e+300")
+#: the ops the value recording (`record_values`: every dtype with each value of `cases.VALUES`, both orders)
+#: asks: ``+``, which looks at no value, and ``**``, which refuses a negative Python int unless it is a float's
+VALUE_OPS = ("add", "**")
+VALUE_TYPES = ASKED
 
 #: the device asked when ``DEV`` names none: tinygrad's Python emulator (no compiler needed)
 DEVICE = "PYTHON"
@@ -166,9 +170,6 @@ def operand_pairs(op: str, options: dict):
     for a, b in itertools.product(scalars, repeat=2):
         if not (a.startswith("py:") and b.startswith("py:")):
             yield a, b
-    for t, v in itertools.product(ASKED, VALUES):
-        yield t, v
-        yield v, t
 
 
 def pair_cases():
@@ -190,26 +191,42 @@ def ask(op: str, a: str, b: str, options: dict) -> tuple[str | None, str | None]
         return answer(lambda: x + y, options)
 
 
+def ask_values(options: dict):
+    """``ask(op, [a, b])`` of the value recording under `options`: ``a + b`` or ``a ** b``, the result's rank read."""
+    def ask(op: str, pair: list[str]):
+        with settings(options):
+            x, y = (make_operand(o) for o in pair)
+            return answer(lambda: operator.add(x, y) if op == "add" else operator.pow(x, y), options, rank=True)
+
+    return ask
+
+
+def record_values(ruleset: str | None = None) -> dict:
+    """Every dtype's Tensor with every value operand (`cases.VALUES`), both orders, under every options dict."""
+    version()  # names the device first
+    return cases.record_values(ask_values, ASKED, _head(), options=OPTIONS, ops=VALUE_OPS)
+
+
+def _head() -> dict:
+    return {"ruleset": FRAMEWORK, "package": PACKAGE, "version": version(), "probe": "promote_cli.probes.tinygrad",
+            "python": platform.python_version(), "device": os.environ["DEV"]}
+
+
 def record() -> dict:
     """Ask every case; return a recording (docs/recordings.md)."""
     ver = version()
     if ver is None:
         raise RuntimeError("tinygrad is not importable; pip install tinygrad")
-    cases = [[op, a, b, options, *ask(op, a, b, options)] for op, a, b, options in pair_cases()]
-    return {
-        "ruleset": FRAMEWORK,
-        "package": PACKAGE,
-        "version": ver,
-        "probe": "promote_cli.probes.tinygrad",
-        "python": platform.python_version(),
-        "device": os.environ["DEV"],
-        "cases": cases,
-    }
+    return {**_head(), "cases": [[op, a, b, options, *ask(op, a, b, options)] for op, a, b, options in pair_cases()]}
 
 
 if __name__ == "__main__":  # pragma: no cover - used to refresh the recording
     import sys
 
     from promote_cli.probes import write_recording
+    from promote_cli.probes.opcases import write_op_recording
 
-    write_recording(record(), sys.argv[1] if len(sys.argv) > 1 else "tests/data/recordings/tinygrad-0.14.json")
+    if sys.argv[1:2] == ["--values"]:
+        write_op_recording(record_values(), sys.argv[2] if len(sys.argv) > 2 else "tests/data/recordings/values/tinygrad.json")
+    else:
+        write_recording(record(), sys.argv[1] if len(sys.argv) > 1 else "tests/data/recordings/tinygrad-0.14.json")

@@ -6,9 +6,9 @@ What is asked
     ``Tensor.add`` ...: ``Tensor.add(a, b)``, so only a Tensor stands on the left), over an
     axis of every tinygrad dtype as a Tensor of shape ``(2,)`` and the Python scalars
     (``True``, ``1``, ``1.5``, ``1+2j``), under every options dict of the pair probe
-    (`promote_cli.probes.tinygrad.OPTIONS`: ``default_int`` x ``default_float``).  0-d Tensors
-    (but one holding a value) and weak Tensors are the pair recording's (``tinygrad-0.14.json``,
-    ``add``): a 0-d Tensor changes no dtype there.
+    (`promote_cli.probes.tinygrad.OPTIONS`: ``default_int`` x ``default_float``).  0-d and weak
+    Tensors are the pair recording's (``tinygrad-0.14.json``, ``add``: a 0-d Tensor changes no dtype
+    there), values the value recording's (``values/tinygrad.json``, ``+`` and ``**``).
 
 How the answer is read
     As in the pair probe: the result's dtype, ``weak:DEFAULT`` for tinygrad's ``weakint`` and
@@ -37,10 +37,6 @@ METHODS = ["add", "sub", "mul", "div", "mod", "fmod", "pow", "maximum", "minimum
 
 #: every name asked, in the recording's order -> its arity (all binary)
 OPS: dict[str, int] = {**dict.fromkeys(OPERATORS, 2), **dict.fromkeys((f"Tensor.{m}" for m in METHODS), 2)}
-
-#: value operands on the axis too: pow refuses a negative Python int exponent (or base) unless the promotion
-#: is a float, where a 0-d Tensor holding -1 is no Python int; the others show that no other op looks at a value
-VALUES = ("py:-1", "py:300", "py:1e+300", "py:nan", "py:True", "0d:i32=-1")
 
 #: no name asked is another's function object (``Tensor.__add__`` calls ``Tensor.add``, it is not it)
 ALIASES: dict[str, str] = {}
@@ -82,7 +78,7 @@ def asker(options: dict):
 def record_ops(ruleset: str = FRAMEWORK) -> dict:
     """Ask every op of `OPS` under every options dict; an op recording."""
     version = pairs.version()  # first: it names the device
-    recorder = Recorder([*pairs.ASKED, *pairs.PY_SCALARS, *VALUES])
+    recorder = Recorder([*pairs.ASKED, *pairs.PY_SCALARS])
     askers = [(options, asker(options)) for options in pairs.OPTIONS]
     for op, arity in OPS.items():  # each op's rows together, under each options dict in turn
         for options, ask in askers:
