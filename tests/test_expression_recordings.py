@@ -77,7 +77,7 @@ def test_every_case_is_well_formed(name):
         parse(text)
         assert isinstance(options, dict) and set(options) <= set(rs.options), case
         for key, value in options.items():
-            choices = rs.options[key].values
+            choices = [str(c) for c in rs.options[key].values]  # a dtype option's values are dtypes
             assert (isinstance(value, bool) if rs.options[key].type == "bool" else value in choices), case
         assert (result is None) != (error is None), case
         if result is not None:
@@ -261,7 +261,8 @@ for _name in NAMES:
 
 def _effective(name: str, options: dict) -> dict:
     """A case's options with the ruleset's defaults filled in (array-api@2022.12's {} is api_version=2022.12)."""
-    return {**{k: o.default for k, o in registry.load(name).options.items()}, **options}
+    defaults = {k: str(o.default) if o.type == "dtype" else o.default for k, o in registry.load(name).options.items()}
+    return {**defaults, **options}
 
 
 @pytest.mark.parametrize("page", sorted(PAGES))

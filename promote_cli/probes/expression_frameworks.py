@@ -21,6 +21,7 @@ from promote_cli.probes import mlx as mlx_probe
 from promote_cli.probes import numpy as numpy_probe
 from promote_cli.probes import paddle as paddle_probe
 from promote_cli.probes import tensorflow as tensorflow_probe
+from promote_cli.probes import tinygrad as tinygrad_probe
 from promote_cli.probes import torch as torch_probe
 from promote_cli.probes.dtype_names import canonical, first_line, np_dtype
 from promote_cli.vocab.operands import PYTHON, RANK0, WEAK, Operand
@@ -402,6 +403,48 @@ class MLX(Framework):
         if isinstance(value, mx.array):
             mx.eval(value)
             return _shaped_form(value.ndim, mlx_probe.dtype_name(value.dtype))
+
+
+class TinyGrad(Framework):
+    """tinygrad on its emulator (``DEV=PYTHON``): dtypes are decided while the graph is built, nothing is
+    realised.  Its defaults are the environment variables ``DEFAULT_INT`` and ``DEFAULT_FLOAT`` (the pair
+    probes set them with ``Context``).  Its calls are Tensor methods (``x.maximum(y)``, ``c.where(x, y)``):
+    with a Python scalar first they fail as they would in a script.  Its weak Tensors are those a Python
+    scalar makes (``Tensor(3)``), of no dtype of their own: weak variables are not asked."""
+
+    name, package, probe = tinygrad_probe.FRAMEWORK, tinygrad_probe.PACKAGE, tinygrad_probe
+    option_sets = tuple(tinygrad_probe.OPTIONS)
+
+    def types(self):
+        return set(tinygrad_probe.ASKED)
+
+    def environment(self, options):
+        return {"DEV": os.environ.get("DEV", tinygrad_probe.DEVICE),
+                "DEFAULT_INT": tinygrad_probe.DEFAULT_INTS[options["default_int"]],
+                "DEFAULT_FLOAT": tinygrad_probe.DEFAULT_FLOATS[options["default_float"]]}
+
+    def setup(self, options):
+        self.options = options
+
+    def value(self, operand):
+        from tinygrad import Tensor  # noqa: PLC0415
+
+        if operand.form == PYTHON:
+            return _python_value(operand)
+        shape, _ = _elements(operand)
+        return Tensor.empty(*shape, dtype=tinygrad_probe.dtype_of(operand.dtype.name))
+
+    def namespace(self):
+        from tinygrad import Tensor  # noqa: PLC0415
+
+        return Tensor
+
+    def form(self, value):
+        from tinygrad import Tensor, dtypes  # noqa: PLC0415
+
+        if isinstance(value, Tensor):
+            name = tinygrad_probe.name_of(value.dtype, self.options)
+            return _shaped_form(len(value.shape), name.rpartition(":")[2], value.dtype in dtypes.weaks)
         return None
 
     def error(self, exc):
@@ -412,5 +455,5 @@ class MLX(Framework):
 ARRAY_API_VERSIONS = tuple(registry.load(array_api_probe.FRAMEWORK).options["api_version"].values)
 
 #: framework name (its ruleset) -> what evaluating an expression in it needs
-FRAMEWORKS = {fw.name: fw for fw in (NumPy(), JAX(), Torch(), Paddle(), TensorFlow(), MLX(),
+FRAMEWORKS = {fw.name: fw for fw in (NumPy(), JAX(), Torch(), Paddle(), TensorFlow(), MLX(), TinyGrad(),
                                      *(ArrayAPI(v) for v in ARRAY_API_VERSIONS))}
