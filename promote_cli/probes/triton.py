@@ -38,6 +38,7 @@ the package is absent.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import platform
@@ -132,16 +133,23 @@ def _apply(op: str, x, y, semantic):
     return getattr(y, reflected)(x, _semantic=semantic)
 
 
+@contextlib.contextmanager
+def _stderr_to(sink):
+    """File descriptor 2 (where MLIR writes its diagnostics) sent to the file `sink` while inside."""
+    saved = os.dup(2)
+    os.dup2(sink.fileno(), 2)
+    try:
+        yield sink
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
 def _verify(module) -> str | None:
-    """None when MLIR's verifier accepts the module, else its first diagnostic (written to fd 2)."""
+    """None when MLIR's verifier accepts the module, else its first diagnostic."""
     with tempfile.TemporaryFile() as sink:
-        saved = os.dup(2)
-        os.dup2(sink.fileno(), 2)
-        try:
+        with _stderr_to(sink):
             ok = module.verify()
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
         sink.seek(0)
         text = sink.read().decode("utf-8", "replace")
     if ok:
@@ -224,6 +232,103 @@ def operand_pairs():
         for form in forms:
             yield form.format(t), literal
             yield literal, form.format(t)
+
+
+#: the dtypes and operand forms the code generator itself is asked (`extra_checks`): a sample, as compiling a
+#: kernel takes about 10 ms
+JIT_TYPES = ("bool", "u32", "i64", "f8e4m3b15", "bf16", "f64")
+
+
+def _kernel_source(n: int, op: str, operands: list[str]) -> str:
+    """A @triton.jit kernel computing `op` of `operands` (pointer arguments loaded as blocks, scalar arguments,
+    literals written in the source) that prints the result's dtype while it compiles."""
+    params, names = [], []
+    for i, operand in enumerate(operands):
+        if operand.startswith("py:"):
+            names.append(repr(LITERALS[operand]))
+            continue
+        params.append(f"A{i}")
+        names.append(f"tl.load(A{i} + tl.arange(0, 4))" if ":" not in operand else f"A{i}")
+    x, y = names
+    expression = f"{op}({x}, {y})" if op in FUNCTIONS else f"({x}) {op} ({y})"
+    return (f"@triton.jit\ndef kernel_{n}({', '.join(params)}):\n"
+            f"    z = {expression}\n    tl.static_print(z.dtype)\n")
+
+
+def jit_cases(target_name: str = "cuda:90"):
+    """Each (op, operands) of the sample asked of the code generator."""
+    for op in OPS:
+        for a, b in itertools.product(JIT_TYPES, JIT_TYPES):
+            yield op, [a, b] if op != "+" else [f"0d:{a}", b]
+        for t, literal in itertools.product(JIT_TYPES, KINDS):
+            yield op, [t, literal]
+            yield op, [literal, t]
+
+
+def _signature_name(dtype: str) -> str:
+    """A dtype as a kernel signature names it (the JIT's mangle_type: int8 is i8, uint8 u8)."""
+    return TO_TRITON[dtype].replace("uint", "u").replace("int", "i")
+
+
+def ask_jit(target: Target, cases: list) -> list[tuple[str | None, str]]:
+    """What the real code generator gives each (op, operands) case: ``(result dtype, how it ended)``, where
+    it ends ``compiled``, ``refused`` (the frontend raised: no dtype) or ``invalid`` (the frontend gave the
+    dtype, then ast_to_ttir's module.verify() failed: "RuntimeError: error encountered during parsing").
+    The kernels are written to one module, imported, and each compiled to its MLIR (``ASTSource.make_ir``,
+    the first stage of ``triton.compile``) for the target."""
+    import importlib.util  # noqa: PLC0415
+    import io  # noqa: PLC0415
+    import warnings  # noqa: PLC0415
+
+    from triton._C.libtriton import ir  # noqa: PLC0415
+    from triton.compiler import ASTSource  # noqa: PLC0415
+
+    text = "import triton\nimport triton.language as tl\n\n" + "\n".join(
+        _kernel_source(n, op, operands) for n, (op, operands) in enumerate(cases))
+    with tempfile.TemporaryDirectory() as directory:
+        path = os.path.join(directory, "triton_probe_kernels.py")
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        spec = importlib.util.spec_from_file_location("triton_probe_kernels", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        answers = []
+        for n, (op, operands) in enumerate(cases):
+            signature = {f"A{i}": ("*" if ":" not in o else "") + _signature_name(o.removeprefix("0d:"))
+                         for i, o in enumerate(operands) if not o.startswith("py:")}
+            source = ASTSource(getattr(module, f"kernel_{n}"), signature, {})
+            context = ir.context()
+            ir.load_dialects(context)
+            target.backend.load_dialects(context)
+            printed, ending = io.StringIO(), "compiled"
+            try:
+                with (contextlib.redirect_stdout(printed), warnings.catch_warnings(), tempfile.TemporaryFile() as sink,
+                      _stderr_to(sink)):
+                    warnings.simplefilter("ignore")
+                    source.make_ir(target.backend.target, target.options, target.codegen_fns, target.module_map,
+                                   context)
+            except Exception as exc:  # noqa: BLE001 - a CompilationError is the frontend's refusal
+                ending = "invalid" if "error encountered during parsing" in str(exc) else "refused"
+            words = printed.getvalue().split()  # static_print's dtype first (then the module, when invalid)
+            name = words[0] if words and ending != "refused" else None
+            answers.append((FROM_TRITON.get(name, name), ending))
+    return answers
+
+
+def extra_checks() -> list:
+    """The probe's mirror of the code generator (`ask`) against the code generator itself: a sample of every
+    op, compiled as @triton.jit kernels for cuda:90 (`jit_cases`), must give the same dtypes, the same
+    refusals, and a failed verification where the mirror found the IR invalid."""
+    target = Target("cuda:90")
+    cases = list(jit_cases())
+    bad = []
+    for (op, operands), (got, ending) in zip(cases, ask_jit(target, cases)):
+        result, error = ask(target, op, operands)
+        mine = "refused" if result is None else "invalid" if error else "compiled"
+        if (result and result.removeprefix("0d:"), mine) != (got, ending):
+            bad.append(f"{operands[0]} {op} {operands[1]}: the kernel gives {got} ({ending}), "
+                       f"the probe's builder {result} ({mine}{': ' + error if error else ''})")
+    return [("the code generator (a sample of @triton.jit kernels, cuda:90)", len(cases), bad)]
 
 
 def head(package_version: str) -> dict:
