@@ -13,8 +13,8 @@ What is asked
 How the answer is read
     The result operand (``0d:DTYPE`` where no operand is a block), or the refusal's
     ``ExceptionClass: first line``.  Where MLIR's verifier rejects what the frontend built, the cell is
-    still the frontend's result; the header's ``ir_invalid`` counts those cells (the pair recording
-    keeps the verifier's message for ``+``).
+    still the frontend's result; the header's ``ir_invalid`` lists those cells as ``[row, column]``
+    (the pair recording keeps the verifier's message for ``+``).
 
     python -m promote_cli.probes.triton_ops OUT.json
 """
@@ -48,17 +48,17 @@ def record_ops(ruleset: str = FRAMEWORK) -> dict:
         raise RuntimeError("triton is not importable; pip install triton")
     recorder = Recorder(opsweep.axis(TYPES, KINDS))
     targets = {name: Target(name) for name in TARGETS}
-    invalid = 0
+    invalid = []
     for op in OPS:
         for name, target in targets.items():
 
             def answer(op: str, operands: list[str], target=target):
-                nonlocal invalid
                 if all(o.startswith("py:") for o in operands):
                     return None  # two literals: Python's arithmetic on constexprs
                 result, error = ask(target, op, operands)
                 if result is not None:
-                    invalid += error is not None
+                    if error is not None:
+                        invalid.append([len(recorder.rows), recorder.axis.index(operands[-1])])
                     return result, None
                 return None, error
 
