@@ -106,6 +106,25 @@ def test_literals_drop_out_below_the_tensors_kind_and_scalar_arguments_do_not(a,
     assert query("triton", a, b, op).result == result
 
 
+@pytest.mark.parametrize("a, b, op, result", [
+    ("bool", "py:-1", "+", "i32"),            # an int literal is above bool: it takes part, as int32
+    ("bool", "py:2147483648", "+", "u32"),    # ... as uint32 when int32 cannot hold it
+    ("u32", "py:2147483648", "+", "u32"),
+    ("i32", "py:1e+300", "+", "f64"),         # a float literal beyond fp32's range is fp64
+    ("i32", "py:1e-300", "+", "f64"),         # ... and so is one below fp32's normal range
+    ("i32", "py:inf", "+", "f32"),
+    ("f16", "py:1e+300", "+", "f16"),         # a float literal with a float tensor does not take part
+    ("i8", "py:300", "+", None),              # ... and an int one with an integer tensor must fit it
+    ("i32", "py:2147483648", "+", None),
+    ("u8", "py:-1", "+", None),               # a negative literal never meets an unsigned type
+    ("u8", "py:300", "//", None),
+    ("f32", "py:18446744073709551616", "+", None),   # beyond uint64: no type at all
+])
+def test_a_literals_value_decides_its_type_and_whether_it_fits(a, b, op, result):
+    assert query("triton", a, b, op).result == result
+    assert query("triton", b, a, op).result == result
+
+
 @pytest.mark.parametrize("a, b, op", [("bool", "i8", "/"), ("i8", "u8", "%"), ("f32", "f32", "//"),
                                       ("i8", "f8e4m3", "+"), ("i32", "f32", "tl.div_rn"), ("i8", "py:complex", "+")])
 def test_refusals(a, b, op):

@@ -69,6 +69,9 @@ VALUES = {
     "py:1e+300": 1e300, "py:1e-300": 1e-300, "py:0.0": 0.0, "py:inf": float("inf"), "py:nan": float("nan"),
 }
 LITERALS = {**KINDS, **VALUES}
+#: the value literals an op recording asks besides the kinds: a negative int, ints beyond int8 and int32, a
+#: float beyond float32
+OP_VALUES = ("py:-1", "py:300", "py:2147483648", "py:1e+300")
 
 #: the operators (the code generator's table gives each its methods) and the tl functions asked
 OPERATORS = ("+", "-", "*", "/", "//", "%", "<", "<=", ">", ">=", "==", "!=", "&", "|", "^", "<<", ">>")
@@ -208,8 +211,8 @@ def _ask(target: Target, op: str, operands: list[str]) -> tuple[str | None, str 
     return (name if result.type.is_block() else f"0d:{name}"), (None if invalid is None else f"IR invalid: {invalid}")
 
 
-def literals() -> list[str]:
-    """The literals asked: the kinds, and the values where the contract's operand grammar has value operands
+def literals(values=tuple(VALUES)) -> list[str]:
+    """The literals asked: the kinds, and `values` where the contract's operand grammar has value operands
     (``py:300``)."""
     from promote_cli.errors import UsageError  # noqa: PLC0415
     from promote_cli.vocab import operands  # noqa: PLC0415
@@ -218,7 +221,7 @@ def literals() -> list[str]:
         operands.parse(next(iter(VALUES)))
     except UsageError:
         return list(KINDS)
-    return list(LITERALS)
+    return [*KINDS, *values]
 
 
 def operand_pairs():

@@ -6,7 +6,8 @@ What is asked
     >>`` and ``tl.maximum``, ``tl.minimum``, ``tl.fdiv``, ``tl.div_rn``), built as the JIT builds it
     (`promote_cli.probes.triton.ask`), under each target of `TARGETS`.  The axis is every Triton dtype
     as a block tensor, then as a 0-d tensor (a scalar kernel argument), then the literals ``py:bool``,
-    ``py:int``, ``py:float`` (``True``, ``1``, ``1.5``).  The leading operands of a row are the block
+    ``py:int``, ``py:float`` (``True``, ``1``, ``1.5``) and the values of `OP_VALUES` (``py:-1``,
+    ``py:300``, ``py:2147483648``, ``py:1e+300``).  The leading operands of a row are the block
     tensors and the literals, not the 0-d tensors: a 0-d tensor promotes as a block does (the pair
     recording asks it on either side of ``+``), and it stands on the right of every row here.
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 from promote_cli.probes import opsweep, triton
 from promote_cli.probes.opcases import Recorder, write_op_recording
-from promote_cli.probes.triton import KINDS, TARGETS, TYPES, Target, ask, head, version
+from promote_cli.probes.triton import OP_VALUES, TARGETS, TYPES, Target, ask, head, literals, version
 
 FRAMEWORK = "triton"
 PACKAGE = triton.PACKAGE
@@ -46,7 +47,7 @@ def record_ops(ruleset: str = FRAMEWORK) -> dict:
     ver = version()
     if ver is None:
         raise RuntimeError("triton is not importable; pip install triton")
-    recorder = Recorder(opsweep.axis(TYPES, KINDS))
+    recorder = Recorder(opsweep.axis(TYPES, literals(OP_VALUES)))
     targets = {name: Target(name) for name in TARGETS}
     invalid = []
     for op in OPS:
