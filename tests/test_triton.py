@@ -131,6 +131,16 @@ def test_refusals(a, b, op):
     assert query("triton", a, b, op).result is None
 
 
+def test_a_scalar_argument_is_a_0d_tensor_of_its_values_type_but_1_is_a_literal():
+    """A launch specialises scalar arguments by value (the recording's ``arguments``): 1 becomes a constexpr,
+    so `x_u8 + n` is i32 for n == 2 and u8 for n == 1."""
+    arguments = json.loads((RECORDINGS / "triton-3.9.json").read_text(encoding="utf-8"))["arguments"]
+    assert arguments["1"] == "py:1" and arguments["2"] == arguments["-1"] == "0d:i32"
+    assert (arguments["2147483648"], arguments["9223372036854775808"]) == ("0d:i64", "0d:u64")
+    assert (arguments["1.5"], arguments["True"]) == ("0d:f32", "0d:bool")
+    assert [query("triton", "u8", arguments[n]).result for n in ("1", "2")] == ["u8", "i32"]
+
+
 def test_a_target_triton_has_not_is_one_line_and_exit_2():
     code, out, err = run_cli("query", "f16", "f16", "-f", "triton", "-O", "target=sm90")
     assert (code, out) == (2, "")

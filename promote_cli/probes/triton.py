@@ -334,11 +334,31 @@ def extra_checks() -> list:
     return [("the code generator (a sample of @triton.jit kernels, cuda:90)", len(cases), bad)]
 
 
+#: runtime kernel arguments whose specialisation `arguments` records
+ARGUMENTS = (1, 2, 0, -1, 2 ** 31, -2 ** 31 - 1, 2 ** 63, 1.5, 1e300, True)
+
+
+def arguments() -> dict[str, str]:
+    """What a launch makes of a Python scalar passed as a kernel argument, as an operand: the JIT specialises it
+    (native_specialize_impl, the key of its kernel cache): an int is an i32, i64 or u64 scalar argument, a 0-d
+    tensor inside the kernel, except 1, which becomes a tl.constexpr, a literal; a float an fp32 argument."""
+    from triton._C.libtriton import native_specialize_impl  # noqa: PLC0415
+    from triton.backends.compiler import BaseBackend  # noqa: PLC0415
+
+    names = {_signature_name(name): name for name in TYPES} | {"u1": "bool"}  # int1 is also spelled u1
+    shown = {}
+    for value in ARGUMENTS:
+        kind = native_specialize_impl(BaseBackend, value, False, True, True)[0]
+        shown[repr(value)] = f"py:{value!r}" if kind == "constexpr" else f"0d:{names.get(kind, kind)}"
+    return shown
+
+
 def head(package_version: str) -> dict:
-    """A recording's header: what was asked with what."""
+    """A recording's header: what was asked with what, and what a launch makes of scalar arguments."""
     return {"ruleset": FRAMEWORK, "package": PACKAGE, "version": package_version,
             "probe": "promote_cli.probes.triton", "python": platform.python_version(),
-            "targets": {name: "GPUTarget({!r}, {!r}, {})".format(*spec) for name, spec in TARGETS.items()}}
+            "targets": {name: "GPUTarget({!r}, {!r}, {})".format(*spec) for name, spec in TARGETS.items()},
+            "arguments": arguments()}
 
 
 def record() -> dict:
