@@ -16,6 +16,7 @@ from support import require_framework, run_cli
 
 from promote_cli import query
 from promote_cli.probes import triton as probe
+from promote_cli.vocab import operands
 
 RECORDINGS = Path(__file__).parent / "data" / "recordings"
 FP8 = {"f8e4m3b15", "f8e4m3", "f8e5m2", "f8e4m3fnuz", "f8e5m2fnuz"}
@@ -147,10 +148,10 @@ def test_a_target_triton_has_not_is_one_line_and_exit_2():
     assert err.strip().splitlines() == ["promote: option target takes one of cuda:90, cuda:80, hip:gfx942, not 'sm90'"]
 
 
-def test_the_probe_asks_value_literals_only_where_the_grammar_has_them():
-    asked = probe.literals()
-    assert asked[:len(probe.KINDS)] == list(probe.KINDS)
-    assert set(asked) <= set(probe.LITERALS)
+def test_the_probe_asks_every_value_literal_the_grammar_reads_back_as_written():
+    assert probe.literals() == list(probe.LITERALS)
+    assert probe.literals(probe.OP_VALUES) == [*probe.KINDS, *probe.OP_VALUES]
+    assert all(str(operands.parse(literal)) == literal for literal in probe.LITERALS)
 
 
 @pytest.mark.live

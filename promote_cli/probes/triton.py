@@ -258,7 +258,7 @@ def _kernel_source(n: int, op: str, operands: list[str]) -> str:
             f"    z = {expression}\n    tl.static_print(z.dtype)\n")
 
 
-def jit_cases(target_name: str = "cuda:90"):
+def jit_cases():
     """Each (op, operands) of the sample asked of the code generator."""
     for op in OPS:
         for a, b in itertools.product(JIT_TYPES, JIT_TYPES):
