@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from promote_cli.probes import (array_api, dtype_names, jax, mlx, numpy, openvino, paddle, tensorflow, tinygrad,
-                                torch, tosa)
+                                torch, tosa, triton)
 from promote_cli.vocab import dtypes
 from promote_cli.vocab.dtypes import DTYPES, lookup, native_names
 
@@ -23,6 +23,7 @@ ASKING = {
     openvino: ("openvino", openvino.ASKED),
     mlx: ("mlx", mlx.ASKED),
     tinygrad: ("tinygrad", tinygrad.ASKED),
+    triton: ("triton", triton.TYPES),
 }
 
 
@@ -108,6 +109,7 @@ COVERS = {
     "tosa-ops.json": lambda: tosa.TO_TOSA,
     "mlx-*.json": lambda: mlx.TO_MLX,
     "tinygrad-*.json": lambda: tinygrad.TO_TINYGRAD,
+    "triton-*.json": lambda: triton.TO_TRITON,
 }
 
 
@@ -146,6 +148,8 @@ def _asked(name: str) -> list:
         return list(mlx.pair_cases())
     if name.startswith("tinygrad"):
         return [(op, a, b) for op, a, b, _ in tinygrad.pair_cases()]
+    if name.startswith("triton"):
+        return [("+", a, b) for _ in triton.TARGETS for a, b in triton.operand_pairs()]  # per target
     return [(openvino.OP, openvino.operand(a, ra), openvino.operand(b, rb)) for a, b, ra, rb, _ in openvino.cases()]
 
 
