@@ -33,6 +33,11 @@ def ask(framework: str, given: list[str], op: str, options: dict):
     return promote_cli.query_n(framework, given, op=op, options=options)
 
 
+def shown(answer) -> str:
+    """An answer's result operand, its form included (`0d:i64` for a full reduction)."""
+    return str(answer.result_operand) if answer.result_operand is not None else answer.result
+
+
 def check_plans(source: str, target: str, result) -> int:
     """Every case of a Port is planned or impossible with a reason, and every plan reproduces the source as the
     public API answers: the number of plans checked."""
@@ -43,7 +48,7 @@ def check_plans(source: str, target: str, result) -> int:
         for case in one.cases:
             assert (case.impossible is None) == bool(case.lossless) or case.compute is None, case
             got = ask(s_name, case.operands, one.source_op, s_opts)
-            assert got.result == case.source, case
+            assert shown(got) == case.source, case
             if case.compute is None:
                 assert case.impossible, case
                 continue
@@ -51,7 +56,7 @@ def check_plans(source: str, target: str, result) -> int:
             assert case.compute_operands == [_cast(x, cast[i]) if i in cast else x
                                              for i, x in enumerate(case.operands)], case
             computed = ask(t_name, case.compute_operands, one.target_op, t_opts)
-            assert computed.result == case.compute, case
+            assert shown(computed) == case.compute, case
             final = case.output_cast or _dtype(case.compute)
             assert final == _dtype(case.source), case
             assert case.output_cast is None or case.output_cast != _dtype(case.compute), case
@@ -115,10 +120,13 @@ def test_an_impossible_case_says_why():
 
 
 def test_a_lossy_plan_is_shown_but_counted_as_impossible():
-    result = promote_cli.port("torch", "onnx", "+", types="i8,c64", kinds="tensor")
-    lossy = [c for c in result.cases if c.lossless is False]
-    assert lossy and all(c.impossible.startswith("only a cast that may lose values") for c in lossy)
-    assert result.counts()["impossible"] == len([c for c in result.cases if c.impossible])
+    """NumPy's cumsum of uint16 is uint64; ONNX Runtime's CumSum kernels stop at int64, so the best plan
+    computes in a signed type narrower than uint64: shown, and counted as one that cannot be reproduced."""
+    result = promote_cli.port("numpy", "onnx@21:runtime=onnxruntime", "cumsum", types="u16", kinds="tensor")
+    (case,) = result.cases
+    assert case.lossless is False and case.output_cast == "u64" and case.compute in ("i32", "i64")
+    assert case.impossible.startswith("only a cast that may lose values would do (computing in ")
+    assert result.counts() == {"agree": 0, "cast": 0, "impossible": 1, "source_refuses": 0}
 
 
 def test_an_op_is_named_as_either_side_names_it():

@@ -208,7 +208,8 @@ class Porter:
         if key not in self._memo:
             try:
                 got = self.ask(rs, [str(x) for x in operands], op, options)
-                self._memo[key] = (got.result, got.refusal) if not got.refused else (None, got.refusal)
+                shown = str(got.result_operand) if got.result_operand is not None else got.result
+                self._memo[key] = (shown, None) if not got.refused else (None, got.refusal)
             except PromoteError as exc:
                 self._memo[key] = (None, str(exc))
         return self._memo[key]
@@ -228,8 +229,8 @@ class Porter:
             return case
         plan = self.plan(target_op, operands, want)
         if plan is None:
-            case.impossible = (f"no cast of the inputs to types of {self.t.key} makes its {target_op} give a type "
-                               f"that casts to {want.name}")
+            case.impossible = (f"no cast of the inputs to types of {self.t.key} makes its {case.target_op} give a "
+                               f"type that casts to {want.name}")
             return case
         case.casts = [{"operand": i, "to": to.name} for i, to in plan.casts]
         case.compute_operands = [str(x) for x in plan.compute_operands]
