@@ -355,6 +355,11 @@ def test_an_expression_recording_needs_a_ruleset_with_expression_rules(tmp_path,
     assert r.exit_code == 2 and "plain@1 has no [expressions] rules" in r.stderr, r.stderr
 
 
+def _values(name: str) -> dict:
+    """A committed value recording (tests/data/recordings/values/NAME.json), as a probe's record_values gives it."""
+    return json.loads((RECORDINGS / "values" / f"{name}.json").read_text(encoding="utf-8"))
+
+
 def test_live_verify_asks_the_expressions_too(monkeypatch):
     """`promote verify -f jax` with JAX installed re-asks the pairs and the whole expressions: here the
     probes answer with the committed recordings, one expression changed, and the report names it."""
@@ -370,6 +375,7 @@ def test_live_verify_asks_the_expressions_too(monkeypatch):
     op_recording = json.loads((RECORDINGS / "ops-jax.json").read_text(encoding="utf-8"))
     op_recording["rows"] = [row for row in op_recording["rows"] if row[0] == "sum"]   # the op groups are asked too
     monkeypatch.setattr(jax_ops, "record_ops", lambda name: op_recording)
+    monkeypatch.setattr(jax_probe, "record_values", lambda name: _values("jax"))  # the value cases are asked too
     monkeypatch.setattr(expressions, "record", lambda name: asked.append(name) or data)
     report = promote_cli_verify("jax")
     assert asked == ["jax"] and not report.mismatches
@@ -426,6 +432,7 @@ def test_live_verify_of_a_versioned_ruleset_asks_that_versions_expressions(monke
     asked = []
     monkeypatch.setattr(array_api_probe, "version", lambda: pairs["version"])
     monkeypatch.setattr(array_api_probe, "record_for", lambda name: pairs)
+    monkeypatch.setattr(array_api_probe, "record_values", lambda name: _values("array-api-2024.12"))
     monkeypatch.setattr(expressions, "record", lambda name: asked.append(name) or data)
     report = promote_cli_verify("array-api@2024.12")
     assert asked == ["array-api@2024.12"] and not report.mismatches
