@@ -44,8 +44,14 @@ def normal(text: str) -> str:
 
 
 def type_collections(raw: dict, rs):
-    """(where, frozenset of dtype names) for every type set written in the file."""
+    """(where, frozenset of dtype names) for every type set written in the file. A set written as the name of
+    one other set is an alias (a role: ONNX's `add_types` is `wide_numeric` at opset 13, `numeric` from 14),
+    not a second copy of its types."""
+    written_sets = registry.merge_chain(rs.path).get("sets", {})
     for name, members in rs.sets.items():
+        given = written_sets.get(name, [])
+        if len(given) == 1 and given[0] in rs.sets:
+            continue
         yield f"sets.{name}", frozenset(d.name for d in members)
     for where, text in expressions(raw):
         for node in ast.walk(ast.parse(normal(text), mode="eval")):

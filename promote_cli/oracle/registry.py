@@ -171,6 +171,11 @@ def _raw(path, files: dict, seen: tuple[str, ...] = ()) -> dict:
     return merge(_raw(base_path, files, seen + (base,)), raw)
 
 
+def merge_chain(path) -> dict:
+    """A rule file's TOML with its `extends` chain merged in (what the loader builds the ruleset from)."""
+    return _raw(path, _files())
+
+
 def _find(spec: str, files: dict):
     name, _, version = spec.partition("@")
     group = {stem: path for stem, path in files.items() if stem.split("@", 1)[0].lower() == name.lower()}
