@@ -88,6 +88,21 @@ def test_sequence_lets_the_most_knowledgeable_operand_answer():
     assert (ans.rule, ans.operands) == ("sequence", ("i8", "u8", "f16"))
 
 
+def test_sequence_answers_only_where_when_holds_elsewhere_the_fold():
+    text = SEQUENCE + """when = "mode == 'numpy'"
+[options.mode]
+type = "choice"
+values = ["plain", "numpy"]
+default = "plain"
+doc = "which N-operand answer"
+"""
+    seq = rules(text)
+    assert answer_n(seq, ["i8", "u8", "f16"], options={"mode": "numpy"}).result == "f16"
+    assert answer_n(seq, ["i8", "u8", "f16"]).refusal == "i8 add u8: no common type of i8 and u8"
+    with pytest.raises(RuleFileError, match="nary.when"):
+        rules(SEQUENCE + 'when = "a == i8"\n')
+
+
 def test_sequence_pairs_and_single_operands_are_the_pair_answers():
     seq = rules(SEQUENCE)
     assert answer_n(seq, ["i8", "u8"]).refusal == answer(seq, "i8", "u8").refusal
