@@ -308,6 +308,17 @@ def test_numpy_result_type_of_three(operands):
     assert answer_n(registry.load("numpy"), operands, "result_type").result == recorded("numpy-2.4", operands)
 
 
+def test_tensorflow_result_type_of_three_is_numpys_sequence_only_where_tnp_promotes_as_numpy():
+    rs = registry.load("tensorflow")
+    # recorded as tnp.clip's dtypes (ops-tensorflow.json): the tensors' dtypes first, then the Python int
+    assert results(rs, [["bool", "i4", "py:int"], ["bool", "py:int", "i8"], ["i4", "i4", "py:int"]],
+                   "tnp.result_type") == ["i64", "i8", "i8"]
+    assert answer_n(rs, ["bool", "bf16", "py:int"], "tnp.result_type").refusal
+    # in safe mode, and for the operators, each pair in turn
+    assert answer_n(rs, ["bool", "i4", "py:int"], "tnp.result_type", {"dtype_conversion_mode": "safe"}).refusal
+    assert answer_n(rs, ["i8", "py:int", "i8"], "add").rule.count(";") == 1
+
+
 def test_numpy_needs_the_sequence_and_the_abstract_python_types():
     rs = registry.load("numpy")
     fold = answer(rs, answer(rs, "i8", "u8", "result_type").result, "f16", "result_type").result

@@ -43,6 +43,22 @@ def demo() -> dict:
     return load_recording(OPS_DIR / "ops-opsdemo.json")
 
 
+#: TensorFlow's rows that need more than one promotion rule: tnp.clip of a Python scalar, a 4-bit or a float8 type
+#: (np.result_type's sequence in off and legacy mode, the lattice's fold in safe and all), tnp.matmul (the lattice
+#: only where both are on it), tf.where of Python scalars and matmul of bfloat16 with float32
+SECOND_LOOK = {"tnp.matmul", "tf.where", "tf.linalg.matmul", "@"}
+ODD_OPERANDS = {"py:int", "py:float", "py:bool", "i4", "u4", "f8e5m2", "bf16"}
+
+
+def test_tensorflows_rows_of_more_than_one_promotion_agree_in_the_default_suite():
+    data = load_recording(ROOT / "tests" / "data" / "recordings" / "ops-tensorflow.json")
+    data["aliases"] = {}
+    data["rows"] = [row for row in data["rows"] if row[0] in SECOND_LOOK
+                    or row[0] == "tnp.clip" and ODD_OPERANDS & set(row[2]) and "bool" in row[2]]
+    n, bad = compare_ops(data)
+    assert n > 5000 and not bad, f"{len(bad)} of {n} cases disagree, e.g.\n" + "\n".join(bad[:20])
+
+
 def test_a_changed_cell_an_unknown_op_and_a_missing_alias_disagree():
     data = copy.deepcopy(demo())
     row = next(r for r in data["rows"] if r[0] == "sum")
