@@ -88,6 +88,21 @@ def test_sequence_lets_the_most_knowledgeable_operand_answer():
     assert (ans.rule, ans.operands) == ("sequence", ("i8", "u8", "f16"))
 
 
+def test_sequence_answers_only_where_when_holds_elsewhere_the_fold():
+    text = SEQUENCE + """when = "mode == 'numpy'"
+[options.mode]
+type = "choice"
+values = ["plain", "numpy"]
+default = "plain"
+doc = "which N-operand answer"
+"""
+    seq = rules(text)
+    assert answer_n(seq, ["i8", "u8", "f16"], options={"mode": "numpy"}).result == "f16"
+    assert answer_n(seq, ["i8", "u8", "f16"]).refusal == "i8 add u8: no common type of i8 and u8"
+    with pytest.raises(RuleFileError, match="nary.when"):
+        rules(SEQUENCE + 'when = "a == i8"\n')
+
+
 def test_sequence_pairs_and_single_operands_are_the_pair_answers():
     seq = rules(SEQUENCE)
     assert answer_n(seq, ["i8", "u8"]).refusal == answer(seq, "i8", "u8").refusal
@@ -291,6 +306,17 @@ def test_numpy_order_is_numpys_type_numbers():
                                       ["py:int", "py:float", "i8"]])
 def test_numpy_result_type_of_three(operands):
     assert answer_n(registry.load("numpy"), operands, "result_type").result == recorded("numpy-2.4", operands)
+
+
+def test_tensorflow_result_type_of_three_is_numpys_sequence_only_where_tnp_promotes_as_numpy():
+    rs = registry.load("tensorflow")
+    # recorded as tnp.clip's dtypes (ops-tensorflow.json): the tensors' dtypes first, then the Python int
+    assert results(rs, [["bool", "i4", "py:int"], ["bool", "py:int", "i8"], ["i4", "i4", "py:int"]],
+                   "tnp.result_type") == ["i64", "i8", "i8"]
+    assert answer_n(rs, ["bool", "bf16", "py:int"], "tnp.result_type").refusal
+    # in safe mode, and for the operators, each pair in turn
+    assert answer_n(rs, ["bool", "i4", "py:int"], "tnp.result_type", {"dtype_conversion_mode": "safe"}).refusal
+    assert answer_n(rs, ["i8", "py:int", "i8"], "add").rule.count(";") == 1
 
 
 def test_numpy_needs_the_sequence_and_the_abstract_python_types():

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from promote_cli.errors import PromoteError, Refusal, RuleDefect, UsageError
 from promote_cli.oracle.checked import function_table
-from promote_cli.oracle.model import REFUSE, Clause, Lattice, Ruleset
+from promote_cli.oracle.model import REFUSE, Clause, Lattice, NAry, Ruleset
 from promote_cli.records import Record
 from promote_cli.vocab import dtypes, operands
 from promote_cli.vocab.values import fits as holds_value
@@ -670,7 +670,7 @@ def answer_n(rs: Ruleset, operand_list, op: str = "add", options: dict | None = 
     `sequence`: a common-type reduction in which the operand that `knows` the other answers
     (see `_Sequence`). `grouped`: a fold within each form's group, then the groups' results
     combined from the weakest up (see `_grouped`). With `strong_first`, Python scalars and weak operands are first moved
-    after the others.
+    after the others. Where the file's `when` does not hold for the op and options, the default fold answers.
     Two operands give what `answer` gives. The answer's `operands` lists them all; `a` and
     `b` are the first two.
     """
@@ -708,6 +708,8 @@ def _decide_n(eng: Engine, op: str, normal: list[Operand]):
     """(result, rule, reason, refusal) for N normalised operands."""
     rs = eng.rs
     nary = rs.nary
+    if nary.when is not None and not nary.when.eval(eng.env, eng.local(resolve_op(rs, op), op)):
+        nary = NAry()  # the method answers elsewhere: here the default fold
     if nary.strong_first:  # the others first, then Python scalars and weak operands, each in their order
         normal = [x for x in normal if x.form not in (PYTHON, WEAK)] + [x for x in normal if x.form in (PYTHON, WEAK)]
     if nary.method == "sequence":

@@ -948,8 +948,8 @@ def _nary(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> NAry:
         return NAry()
     lattices, maps = rs.lattices, rs.maps
     raw = check.table_of(raw, "nary")
-    check.unknown_keys(raw, {"method", "lattice", "map", "strong_first", "order", "knows", "keeps", "groups", "doc"},
-                       "nary")
+    check.unknown_keys(raw, {"method", "lattice", "map", "strong_first", "order", "knows", "keeps", "groups", "when",
+                             "doc"}, "nary")
     method = raw.get("method")
     if method not in NARY_METHODS:
         check.fail("nary.method", f"expected one of {', '.join(NARY_METHODS)}, got {method!r}")
@@ -967,6 +967,12 @@ def _nary(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> NAry:
         check.fail("nary.map", "only a join on a lattice reads a map")
     elif lattice is not None:
         check.fail("nary", "only the join method reads a lattice and a map")
+    when = None
+    if "when" in raw:  # where the method answers (the op, the options); elsewhere the default fold
+        try:
+            when = scope.compile("nary.when", check.str_of(raw["when"], "nary.when"), scope.names - {"a", "b"})
+        except ExprError as exc:
+            check.fail("nary.when", str(exc))
     groups = raw.get("groups")
     if method == "grouped":
         groups = tuple(check.list_of(groups, "nary.groups"))
@@ -978,7 +984,7 @@ def _nary(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> NAry:
         for key in ("order", "knows", "keeps"):
             if key in raw:
                 check.fail(f"nary.{key}", "only the sequence method reads order, knows and keeps")
-        return NAry(method, lattice, mapping, strong_first, groups=groups or ())
+        return NAry(method, lattice, mapping, strong_first, groups=groups or (), when=when)
     order = tuple(check.list_of(raw.get("order", []), "nary.order"))
     for index, spelling in enumerate(order):
         if not isinstance(spelling, str) or check.operand(spelling, f"nary.order[{index}]") is None:
@@ -995,7 +1001,7 @@ def _nary(check: _Checker, raw, rs: Ruleset, scope: _Scope) -> NAry:
                 expressions[key] = scope.compile(f"nary.{key}", text, scope.names | {"rank"}, FUNCTIONS | {"rank"})
             except ExprError as exc:
                 check.fail(f"nary.{key}", str(exc))
-    return NAry(method, None, None, strong_first, order, expressions["knows"], expressions.get("keeps"))
+    return NAry(method, None, None, strong_first, order, expressions["knows"], expressions.get("keeps"), when=when)
 
 
 EXPR_OPERATOR_KEYS = {"op", "promotion", "promotion_if", "both_python", "skip_after", "result", "refuse_if", "refuse", "literal_range", "condition",

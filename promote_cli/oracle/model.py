@@ -79,7 +79,8 @@ class NAry(Record):
     PromoteDTypeSequence). `grouped`: a left fold within each group of operands of one
     form (`groups`, the strongest first), then the groups' results combined from the
     weakest up. `strong_first`: Python scalars and weak operands move after the others
-    (order otherwise kept) before any method runs.
+    (order otherwise kept) before any method runs. `when`: where the method answers (an
+    expression over the op and the options); elsewhere the default fold.
     """
 
     method: str = "fold"
@@ -90,6 +91,7 @@ class NAry(Record):
     knows: Expr | None = None       # sequence: a's common-type function answers for b
     keeps: Expr | None = None       # sequence: ... and answers a itself
     groups: tuple[str, ...] = ()    # grouped: operand forms, the strongest first
+    when: Expr | None = None        # where the method answers; elsewhere the default fold
 
 
 class Option(Record):
