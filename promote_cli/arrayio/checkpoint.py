@@ -1,0 +1,494 @@
+"""Casting checkpoints: a safetensors file, or a directory of safetensors shards with its
+`model.safetensors.index.json`, tensor by tensor, streamed.
+
+`plan` decides everything before a byte is written: each shard opened (regular files only) and its header
+validated (`sthead.read_header`), the index checked against the shards (every tensor in the shard the index
+names, no tensor twice, shard names plain file names in the directory), the tensors chosen (`--only`,
+`--skip`, `--from`; a tensor already of the target type is kept) and each chosen tensor's cast checked in
+the mode asked for (a run with one that has none is refused whole, naming the `--skip` that leaves it out),
+every output checked as `promote cast` checks one (`atomic.check_output`), and no output may be an input.
+
+`run` then streams each shard: a chunk of at most `CHUNK_BYTES` of input at a time is read, cast by the
+same `numerics.cast.Converter` as a `.npy` file (so a tensor's values are bit-exact with casting the same
+array as a `.npy` file), measured (`_Errors`) and written; a tensor not cast is copied bit for bit. Every
+output (each shard, then the rewritten index) is written to a temporary file and takes its name only when
+all of them are complete, so an error or an interruption leaves no output and every input as it was; an
+output directory made by the run is removed again. It yields a `TensorReport` per tensor as it goes, in
+each shard's data order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from contextlib import ExitStack
+from fnmatch import fnmatchcase
+from typing import Callable, Iterator
+
+import numpy as np
+
+from promote_cli.arrayio import atomic, sthead
+from promote_cli.arrayio.files import FileId, open_regular, os_message, pread_into, stat_regular
+from promote_cli.errors import UsageError
+from promote_cli.numerics.legality import CastRequest, request
+from promote_cli.records import Record, factory
+
+#: Input bytes read and cast at a time.
+CHUNK_BYTES = 4 << 20
+
+INDEX_NAME = "model.safetensors.index.json"
+SUFFIX = ".safetensors"
+
+
+def is_checkpoint(path) -> bool:
+    """Whether `path` is what this module casts: a `.safetensors` file, or a directory holding any."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        try:
+            return any(n.endswith(SUFFIX) or n == INDEX_NAME for n in os.listdir(path))
+        except OSError:
+            return False
+    return path.lower().endswith(SUFFIX)
+
+
+class TensorReport(Record, kw_only=True):
+    """What happened to one tensor: cast (`dst` set, its statistics and largest errors) or copied."""
+
+    file: str
+    name: str
+    shape: tuple
+    src: str
+    dst: str | None
+    elements: int
+    stats: dict = factory(dict)
+    max_abs_error: float = 0.0
+    max_rel_error: float = 0.0
+    bytes_in: int = 0
+    bytes_out: int = 0
+
+    @property
+    def cast(self) -> bool:
+        return self.dst is not None
+
+    def as_dict(self) -> dict:
+        return {"file": self.file, "tensor": self.name, "shape": list(self.shape), "from": self.src,
+                "to": self.dst, "cast": self.cast, "elements": self.elements, "stats": dict(self.stats),
+                "max_abs_error": self.max_abs_error, "max_rel_error": self.max_rel_error,
+                "bytes_in": self.bytes_in, "bytes_out": self.bytes_out}
+
+
+class CheckpointTotals(Record, kw_only=True):
+    """A checkpoint's totals: its files, tensors cast and kept, the elements cast and their statistics
+    summed, the largest errors, the bytes."""
+
+    input: str
+    output: str
+    files: int = 0
+    tensors: int = 0
+    cast: int = 0
+    elements: int = 0
+    stats: dict = factory(dict)
+    max_abs_error: float = 0.0
+    max_rel_error: float = 0.0
+    bytes_in: int = 0
+    bytes_out: int = 0
+    seconds: float = 0.0
+
+    def add(self, r: TensorReport) -> None:
+        self.tensors += 1
+        self.bytes_in += r.bytes_in
+        self.bytes_out += r.bytes_out
+        if not r.cast:
+            return
+        self.cast += 1
+        self.elements += r.elements
+        for k, v in r.stats.items():
+            self.stats[k] = self.stats.get(k, 0) + v
+        self.max_abs_error = max(self.max_abs_error, r.max_abs_error)
+        self.max_rel_error = max(self.max_rel_error, r.max_rel_error)
+
+    def as_dict(self) -> dict:
+        return {"input": self.input, "output": self.output, "files": self.files, "tensors": self.tensors,
+                "cast": self.cast, "kept": self.tensors - self.cast, "elements": self.elements,
+                "stats": dict(self.stats), "max_abs_error": self.max_abs_error,
+                "max_rel_error": self.max_rel_error, "bytes_in": self.bytes_in, "bytes_out": self.bytes_out,
+                "seconds": round(self.seconds, 6)}
+
+
+class Shard(Record, frozen=True):
+    """One safetensors file of a plan: the input as opened and validated, which tensors are cast, the output
+    as checked."""
+
+    input: str
+    output: str
+    source: FileId
+    header: sthead.Header
+    chosen: tuple  # per tensor of header.tensors: cast it
+    target: atomic.OutputTarget
+
+
+class CheckpointPlan(Record):
+    """A checkpoint cast, decided: the shards, the index (input path, output path, its checked target, its
+    parsed JSON) or None, the output directory to make (None: it exists, or a single file) and the cast."""
+
+    input: str
+    output: str
+    shards: list
+    index: tuple | None
+    make_dir: str | None
+    request: CastRequest
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(s.source.size for s in self.shards)
+
+    def totals(self) -> CheckpointTotals:
+        from promote_cli.numerics.stats import CastStats
+
+        stats = dict(CastStats().as_dict(), underflow_zero=0)
+        return CheckpointTotals(input=self.input, output=self.output, files=len(self.shards), stats=stats)
+
+
+def default_output(path: str, to: str) -> str:
+    """`m.safetensors` -> `m.TO.safetensors`; a directory `ckpt` -> `ckpt.TO`."""
+    path = os.fspath(path).rstrip("/") or "/"
+    if path.lower().endswith(SUFFIX):
+        return f"{path[:-len(SUFFIX)]}.{to}{SUFFIX}"
+    return f"{path}.{to}"
+
+
+def plan(path, to, *, output=None, from_=None, mode: str = "tosa", saturate: bool = False, force: bool = False,
+         only=(), skip=()) -> CheckpointPlan:
+    """Everything a cast of the checkpoint `path` will do, checked before anything is written (see the
+    module's description); a one-line UsageError for anything that stops it."""
+    asked = CastRequest(request(to, None, mode, saturate).dst, None, mode, saturate)
+    dtype_from = request(to, from_).src if from_ is not None else None
+    path = os.fspath(path)
+    out = os.fspath(output) if output is not None else default_output(path, asked.dst)
+    if os.path.isdir(path):
+        names, index = _directory(path)
+        make_dir = _check_out_dir(out)
+        outputs = [os.path.join(out, n) for n in names]
+        inputs = [os.path.join(path, n) for n in names]
+    else:
+        index, make_dir, inputs, outputs = None, None, [path], [out]
+    shards = []
+    seen: dict = {}
+    for src, dst in zip(inputs, outputs):
+        source, header = _read(src)
+        for t in header.tensors:
+            if t.name in seen:
+                raise UsageError(f"{src}: tensor {t.name!r} is also in {seen[t.name]}")
+            seen[t.name] = src
+        chosen = tuple(_choose(t, asked, dtype_from, only, skip, src) for t in header.tensors)
+        target = atomic.check_output(dst, force=force) if make_dir is None else atomic.OutputTarget(dst, dst)
+        shards.append(Shard(src, dst, source, header, chosen, target))
+    index_plan = None
+    if index is not None:
+        ipath, data = index
+        _check_index(ipath, data, {n: os.path.basename(s) for n, s in seen.items()})
+        iout = os.path.join(out, INDEX_NAME)
+        index_plan = (ipath, iout, atomic.check_output(iout, force=force) if make_dir is None
+                      else atomic.OutputTarget(iout, iout), data)
+    read = {s.source.key: s.input for s in shards}
+    if index_plan is not None:
+        read[FileId.of(os.stat(index_plan[0])).key] = index_plan[0]
+    targets = [(s.output, s.target) for s in shards] + ([index_plan[1:3]] if index_plan else [])
+    for dst, target in targets:
+        if target.replaces is not None and target.replaces.key in read:
+            raise UsageError(f"{dst}: refusing to overwrite the input file {read[target.replaces.key]}; "
+                             "nothing written")
+    if not any(any(s.chosen) for s in shards):
+        raise UsageError(f"{path}: no tensor to cast to {asked.dst} (--only, --skip and --from leave none, "
+                         "or every tensor is already of that type)")
+    atomic.check_interrupted()
+    return CheckpointPlan(path, out, shards, index_plan, make_dir, asked)
+
+
+def _directory(path: str) -> tuple[list[str], tuple | None]:
+    """The shard names of a checkpoint directory (the index's, else every `*.safetensors`) and its index."""
+    ipath = os.path.join(path, INDEX_NAME)
+    if os.path.lexists(ipath):
+        data = _read_index(ipath)
+        names = sorted(set(data["weight_map"].values()))
+        return names, (ipath, data)
+    try:
+        names = sorted(n for n in os.listdir(path) if n.endswith(SUFFIX) and atomic.TEMP_MARK not in n)
+    except OSError as e:
+        raise UsageError(f"{path}: {os_message(e)}") from None
+    if not names:
+        raise UsageError(f"{path}: directory holds no .safetensors files")
+    return names, None
+
+
+def _read_index(ipath: str) -> dict:
+    fd, st = open_regular(ipath)
+    try:
+        if st.st_size > sthead.MAX_HEADER_BYTES:
+            raise UsageError(f"{ipath}: {st.st_size} bytes is over the {sthead.MAX_HEADER_BYTES}-byte limit")
+        raw = os.pread(fd, st.st_size, 0)
+    finally:
+        os.close(fd)
+
+    def pairs(items):
+        d = {}
+        for k, v in items:
+            if k in d:
+                raise UsageError(f"{ipath}: key {k!r} appears twice")
+            d[k] = v
+        return d
+
+    try:
+        data = json.loads(raw.decode("utf-8"), object_pairs_hook=pairs)
+    except (UnicodeDecodeError, RecursionError, json.JSONDecodeError) as e:
+        raise UsageError(f"{ipath}: not a JSON index ({type(e).__name__})") from None
+    wm = data.get("weight_map") if isinstance(data, dict) else None
+    if not isinstance(wm, dict) or not all(isinstance(v, str) for v in wm.values()):
+        raise UsageError(f"{ipath}: weight_map must be an object of tensor name -> shard file name")
+    for shard in set(wm.values()):
+        if "/" in shard or "\\" in shard or shard in (".", "..") or not shard.endswith(SUFFIX) or "\0" in shard:
+            raise UsageError(f"{ipath}: shard {shard!r} is not a .safetensors file name in the directory")
+    return data
+
+
+def _check_index(ipath: str, data: dict, found: dict) -> None:
+    """The index's weight_map must name exactly the tensors the shards hold, each in its shard."""
+    wm = data["weight_map"]
+    for name, shard in wm.items():
+        if name not in found:
+            raise UsageError(f"{ipath}: tensor {name!r} is not in {shard}")
+        if found[name] != shard:
+            raise UsageError(f"{ipath}: tensor {name!r} is in {found[name]}, not {shard}")
+    for name, shard in found.items():
+        if name not in wm:
+            raise UsageError(f"{ipath}: tensor {name!r} of {shard} is missing from weight_map")
+
+
+def _check_out_dir(out: str) -> str | None:
+    """The output directory: None when it exists (a directory), else `out`, to be made by the run."""
+    try:
+        st = os.stat(out)
+    except FileNotFoundError:
+        if os.path.islink(out):
+            raise UsageError(f"{out}: is a symbolic link that leads nowhere; not written through") from None
+        parent = os.path.dirname(out.rstrip("/")) or "."
+        if not os.path.isdir(parent):
+            raise UsageError(f"{out}: cannot create output directory: {parent} is not a directory") from None
+        return out
+    except OSError as e:
+        raise UsageError(f"{out}: {os_message(e)}") from None
+    if not stat.S_ISDIR(st.st_mode):
+        raise UsageError(f"{out}: the output of a checkpoint directory is a directory; this is not one")
+    return None
+
+
+def _read(src: str) -> tuple[FileId, sthead.Header]:
+    fd, st = open_regular(src)
+    try:
+        return FileId.of(st), sthead.read_header(fd, st.st_size, src)
+    finally:
+        os.close(fd)
+
+
+def _choose(t: sthead.Tensor, asked: CastRequest, dtype_from, only, skip, src: str) -> bool:
+    """Whether tensor `t` is cast; a UsageError when it is chosen and its type has no cast to the target."""
+    if only and not any(fnmatchcase(t.name, p) for p in only):
+        return False
+    if any(fnmatchcase(t.name, p) for p in skip):
+        return False
+    if (dtype_from is not None and t.dtype != dtype_from) or t.dtype == asked.dst:
+        return False
+    try:
+        asked.check(t.dtype)
+    except UsageError as e:
+        raise UsageError(f"{src}: tensor {t.name!r} ({t.dtype}): {e}; nothing written (leave it out with "
+                         f"--skip {_quoted(t.name)}, or choose by type with --from)") from None
+    return True
+
+
+def _quoted(name: str) -> str:
+    import shlex
+
+    return shlex.quote("".join(f"[{c}]" if c in "*?[" else c for c in name))
+
+
+def run(plan: CheckpointPlan, *, progress: Callable[[int], None] | None = None,
+        chunk_bytes: int | None = None) -> Iterator[TensorReport]:
+    """Do a plan: a `TensorReport` per tensor as it is done; every output takes its name once all are
+    written (when the iterator is exhausted), none if it stops early."""
+    chunk_bytes = max(1 << 10, chunk_bytes or CHUNK_BYTES)
+    protect = tuple(s.source for s in plan.shards)
+    made = False
+    done = [0]
+    try:
+        with ExitStack() as stack:
+            if plan.make_dir is not None:
+                try:
+                    os.mkdir(plan.make_dir)
+                except OSError as e:
+                    raise UsageError(f"{plan.make_dir}: cannot create output directory: {os_message(e)}") from None
+                made = True
+            for shard in plan.shards:
+                sink = stack.enter_context(atomic.atomic_output(shard.output, target=shard.target, protect=protect))
+                yield from _shard(shard, plan.request, sink, chunk_bytes, progress, done)
+            if plan.index is not None:
+                ipath, iout, target, data = plan.index
+                sink = stack.enter_context(atomic.atomic_output(iout, target=target, protect=protect))
+                sink.write(_index_text(data, plan).encode("utf-8"))
+    except BaseException:
+        if made:
+            try:
+                os.rmdir(plan.make_dir)
+            except OSError:
+                pass
+        raise
+
+
+def _index_text(data: dict, plan: CheckpointPlan) -> str:
+    """The index with `metadata.total_size` (when present) the outputs' tensor bytes."""
+    data = dict(data)
+    meta = data.get("metadata")
+    if isinstance(meta, dict) and "total_size" in meta:
+        total = sum(_layout(s, plan.request)[1] for s in plan.shards)
+        data["metadata"] = dict(meta, total_size=total)
+    return json.dumps(data, indent=2) + "\n"
+
+
+def _layout(shard: Shard, asked: CastRequest) -> tuple[list, int]:
+    """The output's tensors (new dtypes and spans, in the input's data order) and its data bytes."""
+    at = 0
+    out = []
+    for t, cast in zip(shard.header.tensors, shard.chosen):
+        if cast:
+            n = t.count * sthead.bits_of(asked.dst) // 8
+            t = sthead.Tensor(t.name, asked.dst, t.shape, at, at + n)
+        else:
+            t = sthead.Tensor(t.name, t.dtype, t.shape, at, at + t.nbytes)
+        out.append(t)
+        at = t.end
+    return out, at
+
+
+def _shard(shard: Shard, asked: CastRequest, sink, chunk_bytes: int, progress, done) -> Iterator[TensorReport]:
+    from promote_cli.numerics.cast import Converter
+    from promote_cli.vocab.numpy_types import numpy_dtype
+
+    fd, st = open_regular(shard.input)
+    try:
+        if FileId.of(st) != shard.source:
+            raise UsageError(f"{shard.input}: changed since the cast was planned; nothing written")
+        tensors, _ = _layout(shard, asked)
+        sink.write(sthead.header_bytes(tensors, shard.header.metadata_raw))
+        base = shard.header.data_start
+        raw = np.empty(chunk_bytes, np.uint8)
+        out_dtype = numpy_dtype(asked.dst)
+        out_buf = None
+        for t, new, cast in zip(shard.header.tensors, tensors, shard.chosen):
+            atomic.check_interrupted()
+            if not cast:
+                _copy(fd, base + t.begin, t.nbytes, raw, sink, shard.input, progress, done)
+                yield TensorReport(file=shard.input, name=t.name, shape=t.shape, src=t.dtype, dst=None,
+                                   elements=t.count, bytes_in=t.nbytes, bytes_out=t.nbytes)
+                continue
+            convert = Converter(asked, t.dtype)
+            in_dtype = convert.in_dtype
+            per = max(1, chunk_bytes // in_dtype.itemsize)
+            if out_buf is None or len(out_buf) < per:
+                out_buf = np.empty(per, out_dtype)
+            errors = _Errors(in_dtype, out_dtype)
+            stats = None
+            pos = 0
+            while pos < t.count:
+                atomic.check_interrupted()
+                n = min(per, t.count - pos)
+                view = raw[:n * in_dtype.itemsize]
+                _pread_full(fd, view, base + t.begin + pos * in_dtype.itemsize, shard.input)
+                x = view.view(in_dtype)
+                y = out_buf[:n]
+                _, s = convert(x, out=y)
+                stats = s if stats is None else stats + s
+                errors.add(x, y)
+                sink.write(y.view(np.uint8))
+                pos += n
+                done[0] += x.nbytes
+                if progress is not None:
+                    progress(done[0])
+            result = (stats.as_dict() if stats is not None else _zero_stats())
+            result["underflow_zero"] = errors.underflow
+            yield TensorReport(file=shard.input, name=t.name, shape=t.shape, src=t.dtype, dst=asked.dst,
+                               elements=t.count, stats=result, max_abs_error=errors.max_abs,
+                               max_rel_error=errors.max_rel, bytes_in=t.nbytes, bytes_out=new.nbytes)
+        if FileId.of(os.fstat(fd)) != shard.source:
+            raise UsageError(f"{shard.input}: changed while it was read; nothing written")
+    finally:
+        os.close(fd)
+
+
+def _zero_stats() -> dict:
+    from promote_cli.numerics.stats import CastStats
+
+    return CastStats().as_dict()
+
+
+def _pread_full(fd: int, view: np.ndarray, offset: int, path: str) -> None:
+    mv = memoryview(view).cast("B")
+    got = 0
+    while got < len(mv):
+        n = pread_into(fd, mv[got:], offset + got)
+        if n == 0:
+            raise UsageError(f"{path}: truncated while it was read; nothing written")
+        got += n
+
+
+def _copy(fd: int, offset: int, nbytes: int, raw: np.ndarray, sink, path: str, progress, done) -> None:
+    """Copy `nbytes` at `offset` to the output, bit for bit, a chunk at a time."""
+    pos = 0
+    while pos < nbytes:
+        atomic.check_interrupted()
+        n = min(len(raw), nbytes - pos)
+        _pread_full(fd, raw[:n], offset + pos, path)
+        sink.write(raw[:n])
+        pos += n
+        done[0] += n
+        if progress is not None:
+            progress(done[0])
+
+
+class _Errors:
+    """The largest absolute and relative error of a cast's finite outputs of finite inputs (relative: of
+    non-zero inputs), and how many non-zero finite inputs became zero, summed over its chunks. Computed in
+    float32 when both types are floats of at most 32 bits (the difference of a value and its rounding to a
+    narrower float is exact there), else in float64."""
+
+    def __init__(self, in_dtype: np.dtype, out_dtype: np.dtype):
+        floats = all(_is_float(d) and d.itemsize <= 4 for d in (in_dtype, out_dtype))
+        self.work = np.dtype(np.float32 if floats else np.float64)
+        self.max_abs = 0.0
+        self.max_rel = 0.0
+        self.underflow = 0
+
+    def add(self, x: np.ndarray, y: np.ndarray) -> None:
+        with np.errstate(all="ignore"):
+            xf = x.astype(self.work)
+            yf = y.astype(self.work)
+            ok = np.isfinite(xf)
+            ok &= np.isfinite(yf)
+            zero = yf == 0
+            d = np.subtract(yf, xf, out=yf)
+            np.abs(d, out=d)
+            d[~ok] = 0
+            if d.size:
+                self.max_abs = max(self.max_abs, float(d.max()))
+            nz = ok
+            nz &= xf != 0
+            if nz.any():
+                rel = d[nz] / np.abs(xf[nz])
+                self.max_rel = max(self.max_rel, float(rel.max()))
+                zero &= nz
+                self.underflow += int(np.count_nonzero(zero))
+
+
+def _is_float(d: np.dtype) -> bool:
+    return d.kind == "f" or d.name.startswith(("float", "bfloat"))
