@@ -109,6 +109,12 @@ class CheckpointTotals(Record, kw_only=True):
         self.max_abs_error = max(self.max_abs_error, r.max_abs_error)
         self.max_rel_error = max(self.max_rel_error, r.max_rel_error)
 
+    def triggered(self, fail_on) -> list[str]:
+        """The --fail-on conditions the checkpoint's casts met, in the order given."""
+        from promote_cli.arrayio.castfile import FAIL_ON
+
+        return [cond for cond in fail_on if any(self.stats.get(k, 0) for k in FAIL_ON[cond])]
+
     def as_dict(self) -> dict:
         return {"input": self.input, "output": self.output, "files": self.files, "tensors": self.tensors,
                 "cast": self.cast, "kept": self.tensors - self.cast, "elements": self.elements,
@@ -142,7 +148,8 @@ class CheckpointPlan(Record):
 
     @property
     def total_bytes(self) -> int:
-        return sum(s.source.size for s in self.shards)
+        """The tensors' bytes: what a progress bar counts."""
+        return sum(t.nbytes for s in self.shards for t in s.header.tensors)
 
     def totals(self) -> CheckpointTotals:
         from promote_cli.numerics.stats import CastStats

@@ -17,19 +17,27 @@ import sys
 import promote_cli as api
 from promote_cli import formats
 from promote_cli.cli import streams
-from promote_cli.errors import EXIT_NO, EXIT_OK, PromoteError, UsageError, one_line
+from promote_cli.errors import EXIT_NO, EXIT_OK, EXIT_USAGE, PromoteError, UsageError, one_line
 
 #: a single file at least this large gets a progress bar (on a terminal)
 PROGRESS_MIN_BYTES = 64 << 20
 
 
-def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs, exclude=(),
+def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs, exclude=(), only=(), skip=(),
          write=streams.write) -> int:
     """Cast `inputs` as `promote cast` does with these option values; the exit code. `write(text, err)`
     puts text on stdout, or on stderr when `err`."""
     # SIGINT and SIGTERM raise at safe points from here on, until the process exits (put
     # back, a late signal would hit the interpreter's exit with a traceback or a kill).
     api.defer_signals()
+    if len(inputs) == 1 and api.is_checkpoint(inputs[0]):
+        return _checkpoint(inputs[0], to, output, dict(from_=from_, mode=mode, saturate=saturate, force=force,
+                                                      only=only, skip=skip), exclude, formats.get(fmt), fail_on,
+                           write)
+    if only or skip:
+        _fail(write, "--only and --skip choose the tensors of a checkpoint (a .safetensors file or a directory "
+                     "of them); for .npy files use --exclude")
+        return EXIT_USAGE
     return _run(inputs, to, output, dict(from_=from_, mode=mode, saturate=saturate, force=force, exclude=exclude),
                 formats.get(fmt), fail_on, jobs, write)
 
@@ -76,6 +84,50 @@ def _run(inputs, to, output, options, out, fail_on, jobs, write) -> int:
     if len(done) > 1:  # JSON: standard output holds one report a file, as scripts read it; the totals go aside
         write(out.cast_summary(api.cast_totals(done)), out.name == "json")
     return exit_code
+
+
+def _checkpoint(path, to, output, options, exclude, out, fail_on, write) -> int:
+    """Cast a checkpoint (`plan_checkpoint`'s `options`): a report per tensor, then the totals (JSON: on
+    stderr, as a run of several files gives them); the exit code."""
+    interrupted = api.interrupted_by()
+    try:
+        refuse_stdout(output)
+        if exclude:
+            raise UsageError("--exclude leaves out files of a directory of .npy files; a checkpoint's tensors "
+                             "are left out with --skip")
+        plan = api.plan_checkpoint(path, to, output=output, **options)
+    except PromoteError as e:
+        _fail(write, str(e))
+        return e.exit_code
+    except interrupted:
+        _fail(write, "interrupted; nothing written")
+        return 130
+    totals = plan.totals()
+    try:
+        with _Progress(sys.stderr.isatty()) as bar:
+            size = plan.total_bytes
+            cb = bar.file_task(one_line(os.path.basename(plan.input.rstrip("/"))), size) \
+                if size >= PROGRESS_MIN_BYTES else None
+            import time
+
+            start = time.perf_counter()
+            for r in api.run_checkpoint(plan, progress=cb):
+                with bar.aside():
+                    write(out.tensor_report(r), False)
+                totals.add(r)
+            totals.seconds = time.perf_counter() - start
+    except PromoteError as e:
+        _fail(write, f"{e}; nothing written")
+        return e.exit_code
+    except interrupted:
+        _fail(write, "interrupted; no output written, no partial output left behind")
+        return 130
+    write(out.checkpoint_summary(totals), out.name == "json")
+    hit = totals.triggered(fail_on)
+    if hit:
+        _fail(write, f"{plan.input}: --fail-on {', '.join(hit)}")
+        return EXIT_NO
+    return EXIT_OK
 
 
 def _fail(write, message: str) -> None:
