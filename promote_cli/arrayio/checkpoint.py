@@ -30,6 +30,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from promote_cli.arrayio import atomic, sthead
+from promote_cli.arrayio.castfile import FAIL_ON, CastTotals
 from promote_cli.arrayio.files import FileId, open_regular, os_message, pread_into, stat_regular
 from promote_cli.errors import UsageError
 from promote_cli.numerics.legality import CastRequest, request
@@ -79,21 +80,16 @@ class TensorReport(Record, kw_only=True):
                 "bytes_in": self.bytes_in, "bytes_out": self.bytes_out}
 
 
-class CheckpointTotals(Record, kw_only=True):
-    """A checkpoint's totals: its files, tensors cast and kept, the elements cast and their statistics
-    summed, the largest errors, the bytes."""
+class CheckpointTotals(CastTotals):
+    """A checkpoint's totals: a cast run's (its files, the elements cast and their statistics summed, the
+    bytes), and the tensors cast and kept, the largest errors, the time taken."""
 
-    input: str
-    output: str
-    files: int = 0
+    input: str = ""
+    output: str = ""
     tensors: int = 0
     cast: int = 0
-    elements: int = 0
-    stats: dict = factory(dict)
     max_abs_error: float = 0.0
     max_rel_error: float = 0.0
-    bytes_in: int = 0
-    bytes_out: int = 0
     seconds: float = 0.0
 
     def add(self, r: TensorReport) -> None:
@@ -111,8 +107,6 @@ class CheckpointTotals(Record, kw_only=True):
 
     def triggered(self, fail_on) -> list[str]:
         """The --fail-on conditions the checkpoint's casts met, in the order given."""
-        from promote_cli.arrayio.castfile import FAIL_ON
-
         return [cond for cond in fail_on if any(self.stats.get(k, 0) for k in FAIL_ON[cond])]
 
     def as_dict(self) -> dict:
@@ -239,16 +233,8 @@ def _read_index(ipath: str) -> dict:
     finally:
         os.close(fd)
 
-    def pairs(items):
-        d = {}
-        for k, v in items:
-            if k in d:
-                raise UsageError(f"{ipath}: key {k!r} appears twice")
-            d[k] = v
-        return d
-
     try:
-        data = json.loads(raw.decode("utf-8"), object_pairs_hook=pairs)
+        data = json.loads(raw.decode("utf-8"), object_pairs_hook=lambda pairs: sthead.unique_keys(pairs, ipath))
     except (UnicodeDecodeError, RecursionError, json.JSONDecodeError) as e:
         raise UsageError(f"{ipath}: not a JSON index ({type(e).__name__})") from None
     wm = data.get("weight_map") if isinstance(data, dict) else None

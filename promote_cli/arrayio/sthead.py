@@ -19,6 +19,7 @@ given, padded with spaces to a multiple of 8 bytes as safetensors pads it.
 from __future__ import annotations
 
 import json
+import math
 import struct
 
 from promote_cli.arrayio.files import pread_into
@@ -60,10 +61,7 @@ class Tensor(Record, frozen=True):
 
     @property
     def count(self) -> int:
-        n = 1
-        for d in self.shape:
-            n *= d
-        return n
+        return math.prod(self.shape)
 
 
 class Header(Record, frozen=True):
@@ -136,7 +134,7 @@ def read_header(fd: int, size: int, path: str) -> Header:
 def _top_level(text: str, path: str) -> list:
     """The header's top-level entries as (name, value, (start, end) of the value's text), names checked
     unique; nested objects may not repeat a key either."""
-    decoder = json.JSONDecoder(object_pairs_hook=lambda pairs: _unique(pairs, path))
+    decoder = json.JSONDecoder(object_pairs_hook=lambda pairs: unique_keys(pairs, path))
     ws = " \t\n\r"
     i = 0
     n = len(text)
@@ -190,11 +188,13 @@ def _top_level(text: str, path: str) -> list:
     return entries
 
 
-def _unique(pairs, path: str) -> dict:
+def unique_keys(pairs, path: str) -> dict:
+    """A JSON object's (key, value) pairs as a dict; a one-line UsageError naming `path` for a repeated key
+    (which `json` would silently take the last of)."""
     out = {}
     for k, v in pairs:
         if k in out:
-            raise UsageError(f"{path}: key {k!r} appears twice in one header entry")
+            raise UsageError(f"{path}: key {k!r} appears twice in one JSON object")
         out[k] = v
     return out
 

@@ -51,15 +51,9 @@ def refuse_stdout(output) -> None:
 def _run(inputs, to, output, options, out, fail_on, jobs, write) -> int:
     """Plan (the cast asked for, decided once: `plan_cast`'s `options`), cast, report; the exit code."""
     interrupted = api.interrupted_by()
-    try:
-        refuse_stdout(output)
-        plan = api.plan_cast(inputs, to, output=output, **options)
-    except PromoteError as e:
-        _fail(write, str(e))
-        return e.exit_code
-    except interrupted:
-        _fail(write, "interrupted; nothing written")
-        return 130
+    plan, code = _planned(write, output, lambda: api.plan_cast(inputs, to, output=output, **options))
+    if plan is None:
+        return code
 
     exit_code = EXIT_OK
     try:
@@ -90,18 +84,16 @@ def _checkpoint(path, to, output, options, exclude, out, fail_on, write) -> int:
     """Cast a checkpoint (`plan_checkpoint`'s `options`): a report per tensor, then the totals (JSON: on
     stderr, as a run of several files gives them); the exit code."""
     interrupted = api.interrupted_by()
-    try:
-        refuse_stdout(output)
+
+    def make():
         if exclude:
             raise UsageError("--exclude leaves out files of a directory of .npy files; a checkpoint's tensors "
                              "are left out with --skip")
-        plan = api.plan_checkpoint(path, to, output=output, **options)
-    except PromoteError as e:
-        _fail(write, str(e))
-        return e.exit_code
-    except interrupted:
-        _fail(write, "interrupted; nothing written")
-        return 130
+        return api.plan_checkpoint(path, to, output=output, **options)
+
+    plan, code = _planned(write, output, make)
+    if plan is None:
+        return code
     totals = plan.totals()
     try:
         with _Progress(sys.stderr.isatty()) as bar:
@@ -128,6 +120,20 @@ def _checkpoint(path, to, output, options, exclude, out, fail_on, write) -> int:
         _fail(write, f"{plan.input}: --fail-on {', '.join(hit)}")
         return EXIT_NO
     return EXIT_OK
+
+
+def _planned(write, output, make) -> tuple:
+    """(the plan `make()` returns, None), or (None, the exit code) once its error is said: `-o -` refused
+    first, an interruption while planning writes nothing."""
+    try:
+        refuse_stdout(output)
+        return make(), None
+    except PromoteError as e:
+        _fail(write, str(e))
+        return None, e.exit_code
+    except api.interrupted_by():
+        _fail(write, "interrupted; nothing written")
+        return None, 130
 
 
 def _fail(write, message: str) -> None:
