@@ -29,7 +29,7 @@ from typing import Callable, Iterator
 
 import numpy as np
 
-from promote_cli.arrayio import atomic, sthead
+from promote_cli.arrayio import atomic, npzfile, sthead
 from promote_cli.arrayio.castfile import FAIL_ON, CastTotals
 from promote_cli.arrayio.files import FileId, open_regular, os_message, pread_into, stat_regular
 from promote_cli.errors import UsageError
@@ -44,14 +44,15 @@ SUFFIX = ".safetensors"
 
 
 def is_checkpoint(path) -> bool:
-    """Whether `path` is what this module casts: a `.safetensors` file, or a directory holding any."""
+    """Whether `path` is what this module casts: a `.safetensors` or `.npz` file, or a directory holding
+    `.safetensors` files."""
     path = os.fspath(path)
     if os.path.isdir(path):
         try:
             return any(n.endswith(SUFFIX) or n == INDEX_NAME for n in os.listdir(path))
         except OSError:
             return False
-    return path.lower().endswith(SUFFIX)
+    return path.lower().endswith((SUFFIX, npzfile.SUFFIX))
 
 
 class TensorReport(Record, kw_only=True):
@@ -118,8 +119,8 @@ class CheckpointTotals(CastTotals):
 
 
 class Shard(Record, frozen=True):
-    """One safetensors file of a plan: the input as opened and validated, which tensors are cast, the output
-    as checked."""
+    """One file of a plan (a safetensors file, or an `.npz` archive: its `members`): the input as opened and
+    validated, which tensors are cast, the output as checked."""
 
     input: str
     output: str
@@ -127,6 +128,7 @@ class Shard(Record, frozen=True):
     header: sthead.Header
     chosen: tuple  # per tensor of header.tensors: cast it
     target: atomic.OutputTarget
+    members: tuple = ()  # an archive's `npzfile.Member`s, one per tensor
 
 
 class CheckpointPlan(Record):
@@ -153,10 +155,11 @@ class CheckpointPlan(Record):
 
 
 def default_output(path: str, to: str) -> str:
-    """`m.safetensors` -> `m.TO.safetensors`; a directory `ckpt` -> `ckpt.TO`."""
+    """`m.safetensors` -> `m.TO.safetensors`, `m.npz` -> `m.TO.npz`; a directory `ckpt` -> `ckpt.TO`."""
     path = os.fspath(path).rstrip("/") or "/"
-    if path.lower().endswith(SUFFIX):
-        return f"{path[:-len(SUFFIX)]}.{to}{SUFFIX}"
+    for suffix in (SUFFIX, npzfile.SUFFIX):
+        if path.lower().endswith(suffix):
+            return f"{path[:-len(suffix)]}.{to}{path[-len(suffix):]}"
     return f"{path}.{to}"
 
 
@@ -178,14 +181,16 @@ def plan(path, to, *, output=None, from_=None, mode: str = "tosa", saturate: boo
     shards = []
     seen: dict = {}
     for src, dst in zip(inputs, outputs):
-        source, header = _read(src)
+        source, header, members = _read(src)
+        if not members and asked.dst not in sthead.SAFETENSORS:
+            raise UsageError(f"{src}: safetensors has no {asked.dst} type; nothing written")
         for t in header.tensors:
             if t.name in seen:
                 raise UsageError(f"{src}: tensor {t.name!r} is also in {seen[t.name]}")
             seen[t.name] = src
         chosen = tuple(_choose(t, asked, dtype_from, only, skip, src) for t in header.tensors)
         target = atomic.check_output(dst, force=force) if make_dir is None else atomic.OutputTarget(dst, dst)
-        shards.append(Shard(src, dst, source, header, chosen, target))
+        shards.append(Shard(src, dst, source, header, chosen, target, members))
     index_plan = None
     if index is not None:
         ipath, data = index
@@ -277,10 +282,15 @@ def _check_out_dir(out: str) -> str | None:
     return None
 
 
-def _read(src: str) -> tuple[FileId, sthead.Header]:
+def _read(src: str) -> tuple[FileId, sthead.Header, tuple]:
+    """The file's identity, its header (an archive's: its members' tensors) and an archive's members."""
     fd, st = open_regular(src)
     try:
-        return FileId.of(st), sthead.read_header(fd, st.st_size, src)
+        if src.lower().endswith(npzfile.SUFFIX):
+            with os.fdopen(fd, "rb", closefd=False) as fp:
+                members = npzfile.read_members(fp, src)
+            return FileId.of(st), sthead.Header(tuple(m.tensor for m in members), b"", 0), members
+        return FileId.of(st), sthead.read_header(fd, st.st_size, src), ()
     finally:
         os.close(fd)
 
@@ -325,7 +335,8 @@ def run(plan: CheckpointPlan, *, progress: Callable[[int], None] | None = None,
                 made = True
             for shard in plan.shards:
                 sink = stack.enter_context(atomic.atomic_output(shard.output, target=shard.target, protect=protect))
-                yield from _shard(shard, plan.request, sink, chunk_bytes, progress, done)
+                each = _archive if shard.members else _shard
+                yield from each(shard, plan.request, sink, chunk_bytes, progress, done)
             if plan.index is not None:
                 ipath, iout, target, data = plan.index
                 sink = stack.enter_context(atomic.atomic_output(iout, target=target, protect=protect))
@@ -365,58 +376,125 @@ def _layout(shard: Shard, asked: CastRequest) -> tuple[list, int]:
 
 
 def _shard(shard: Shard, asked: CastRequest, sink, chunk_bytes: int, progress, done) -> Iterator[TensorReport]:
-    from promote_cli.numerics.cast import Converter
-    from promote_cli.vocab.numpy_types import numpy_dtype
-
+    """Write a safetensors shard's output to `sink`: the new header, then each tensor, read at its offset."""
     fd, st = open_regular(shard.input)
     try:
         if FileId.of(st) != shard.source:
             raise UsageError(f"{shard.input}: changed since the cast was planned; nothing written")
         tensors, _ = _layout(shard, asked)
         sink.write(sthead.header_bytes(tensors, shard.header.metadata_raw))
-        base = shard.header.data_start
-        raw = np.empty(chunk_bytes, np.uint8)
-        out_dtype = numpy_dtype(asked.dst)
-        out_buf = None
+        stream = _Stream(asked, chunk_bytes, progress, done)
         for t, new, cast in zip(shard.header.tensors, tensors, shard.chosen):
-            atomic.check_interrupted()
-            if not cast:
-                _copy(fd, base + t.begin, t.nbytes, raw, sink, shard.input, progress, done)
-                yield TensorReport(file=shard.input, name=t.name, shape=t.shape, src=t.dtype, dst=None,
-                                   elements=t.count, bytes_in=t.nbytes, bytes_out=t.nbytes)
-                continue
-            convert = Converter(asked, t.dtype)
-            in_dtype = convert.in_dtype
-            per = max(1, chunk_bytes // in_dtype.itemsize)
-            if out_buf is None or len(out_buf) < per:
-                out_buf = np.empty(per, out_dtype)
-            errors = _Errors(in_dtype, out_dtype, min(per, t.count))
-            stats = None
-            pos = 0
-            while pos < t.count:
-                atomic.check_interrupted()
-                n = min(per, t.count - pos)
-                view = raw[:n * in_dtype.itemsize]
-                _pread_full(fd, view, base + t.begin + pos * in_dtype.itemsize, shard.input)
-                x = view.view(in_dtype)
-                y = out_buf[:n]
-                _, s = convert(x, out=y)
-                stats = s if stats is None else stats + s
-                errors.add(x, y)
-                sink.write(y.view(np.uint8))
-                pos += n
-                done[0] += x.nbytes
-                if progress is not None:
-                    progress(done[0])
-            result = (stats.as_dict() if stats is not None else _zero_stats())
-            result["underflow_zero"] = errors.underflow
-            yield TensorReport(file=shard.input, name=t.name, shape=t.shape, src=t.dtype, dst=asked.dst,
-                               elements=t.count, stats=result, max_abs_error=errors.max_abs,
-                               max_rel_error=errors.max_rel, bytes_in=t.nbytes, bytes_out=new.nbytes)
+            at = [shard.header.data_start + t.begin]
+
+            def read_into(view, at=at):
+                _pread_full(fd, view, at[0], shard.input)
+                at[0] += len(view)
+
+            yield stream.tensor(shard.input, t, cast, read_into, sink.write)
         if FileId.of(os.fstat(fd)) != shard.source:
             raise UsageError(f"{shard.input}: changed while it was read; nothing written")
     finally:
         os.close(fd)
+
+
+def _archive(shard: Shard, asked: CastRequest, sink, chunk_bytes: int, progress, done) -> Iterator[TensorReport]:
+    """Write an `.npz` archive's output to `sink`: each member's `.npy` header (its new dtype), then its data,
+    compressed as the input member was."""
+    import zipfile
+
+    from promote_cli.arrayio import npy as npyio
+
+    fd, st = open_regular(shard.input)
+    try:
+        if FileId.of(st) != shard.source:
+            raise UsageError(f"{shard.input}: changed since the cast was planned; nothing written")
+        stream = _Stream(asked, chunk_bytes, progress, done)
+        with os.fdopen(fd, "rb", closefd=False) as fp, zipfile.ZipFile(fp) as zin, \
+                zipfile.ZipFile(sink, "w", allowZip64=True) as zout:
+            for m, cast in zip(shard.members, shard.chosen):
+                t = m.tensor
+                with zin.open(m.entry) as src, npzfile.output_member(zout, m) as dst:
+                    head = src.read(m.offset)  # a member not cast keeps its header, byte for byte
+                    dst.write(npyio.header_bytes(t.shape, m.fortran_order, stream.out_dtype) if cast else head)
+
+                    def read_into(view, src=src, m=m):
+                        if src.readinto(memoryview(view).cast("B")) != len(view):
+                            raise UsageError(f"{shard.input}: member {m.entry!r} is truncated; nothing written")
+
+                    yield stream.tensor(shard.input, t, cast, read_into, dst.write, swap=m.swap and cast)
+        if FileId.of(os.fstat(fd)) != shard.source:
+            raise UsageError(f"{shard.input}: changed while it was read; nothing written")
+    except (zipfile.BadZipFile, EOFError) as e:
+        raise UsageError(f"{shard.input}: not a readable .npz archive ({e}); nothing written") from None
+    finally:
+        os.close(fd)
+
+
+class _Stream:
+    """Casts (or copies) tensors a chunk at a time, through buffers reused from tensor to tensor: a tensor's
+    elements come from `read_into(view)` (fills the whole view), its output goes to `write(bytes)`."""
+
+    def __init__(self, asked: CastRequest, chunk_bytes: int, progress, done):
+        from promote_cli.vocab.numpy_types import numpy_dtype
+
+        self.asked = asked
+        self.raw = np.empty(chunk_bytes, np.uint8)
+        self.out_dtype = numpy_dtype(asked.dst)
+        self.out_buf = None
+        self.progress = progress
+        self.done = done
+
+    def _advance(self, n: int) -> None:
+        self.done[0] += n
+        if self.progress is not None:
+            self.progress(self.done[0])
+
+    def tensor(self, file: str, t: sthead.Tensor, cast: bool, read_into, write, swap: bool = False) -> TensorReport:
+        """Stream tensor `t` (stored with the other byte order when `swap`, then written natively) and report."""
+        atomic.check_interrupted()
+        if not cast:
+            pos = 0
+            while pos < t.nbytes:
+                atomic.check_interrupted()
+                view = self.raw[:min(len(self.raw), t.nbytes - pos)]
+                read_into(view)
+                write(view)
+                pos += len(view)
+                self._advance(len(view))
+            return TensorReport(file=file, name=t.name, shape=t.shape, src=t.dtype, dst=None, elements=t.count,
+                                bytes_in=t.nbytes, bytes_out=t.nbytes)
+        from promote_cli.numerics.cast import Converter
+
+        convert = Converter(self.asked, t.dtype)
+        in_dtype = convert.in_dtype
+        per = max(1, len(self.raw) // in_dtype.itemsize)
+        if self.out_buf is None or len(self.out_buf) < per:
+            self.out_buf = np.empty(per, self.out_dtype)
+        errors = _Errors(in_dtype, self.out_dtype, min(per, t.count))
+        stats = None
+        pos = 0
+        while pos < t.count:
+            atomic.check_interrupted()
+            n = min(per, t.count - pos)
+            view = self.raw[:n * in_dtype.itemsize]
+            read_into(view)
+            if swap and in_dtype.itemsize > 1:
+                view.view(f"u{in_dtype.itemsize}").byteswap(inplace=True)
+            x = view.view(in_dtype)
+            y = self.out_buf[:n]
+            _, s = convert(x, out=y)
+            stats = s if stats is None else stats + s
+            errors.add(x, y)
+            write(y.view(np.uint8))
+            pos += n
+            self._advance(x.nbytes)
+        result = stats.as_dict() if stats is not None else _zero_stats()
+        result["underflow_zero"] = errors.underflow
+        return TensorReport(file=file, name=t.name, shape=t.shape, src=t.dtype, dst=self.asked.dst,
+                            elements=t.count, stats=result, max_abs_error=errors.max_abs,
+                            max_rel_error=errors.max_rel, bytes_in=t.nbytes,
+                            bytes_out=t.count * self.out_dtype.itemsize)
 
 
 def _zero_stats() -> dict:
@@ -433,20 +511,6 @@ def _pread_full(fd: int, view: np.ndarray, offset: int, path: str) -> None:
         if n == 0:
             raise UsageError(f"{path}: truncated while it was read; nothing written")
         got += n
-
-
-def _copy(fd: int, offset: int, nbytes: int, raw: np.ndarray, sink, path: str, progress, done) -> None:
-    """Copy `nbytes` at `offset` to the output, bit for bit, a chunk at a time."""
-    pos = 0
-    while pos < nbytes:
-        atomic.check_interrupted()
-        n = min(len(raw), nbytes - pos)
-        _pread_full(fd, raw[:n], offset + pos, path)
-        sink.write(raw[:n])
-        pos += n
-        done[0] += n
-        if progress is not None:
-            progress(done[0])
 
 
 class _Errors:
