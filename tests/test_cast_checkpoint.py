@@ -317,3 +317,79 @@ def test_safetensors_loads_the_output(tmp_path, sharded):
         for tname, a in ts.items():
             want = npy_path_cast(tmp_path, a, "bf16") if a.dtype == np.float32 else a.tobytes()
             assert loaded[tname].tobytes() == want and loaded[tname].shape == a.shape
+
+
+@pytest.fixture
+def archives(tmp_path):
+    """Two .npz archives of the same arrays, members stored and deflated: f32 (C, Fortran, big-endian), i64."""
+    rng = np.random.default_rng(3)
+    w = (rng.standard_normal((16, 9)) * 500).astype(np.float32)
+    w[0, :3] = [np.nan, np.inf, 1e-30]
+    arrays = {"w": w, "wf": np.asfortranarray(w), "wbig": w.astype(">f4"), "ids": np.arange(7)}
+    np.savez(tmp_path / "plain.npz", **arrays)
+    np.savez_compressed(tmp_path / "small.npz", **arrays)
+    return arrays
+
+
+@pytest.mark.parametrize("name", ["plain.npz", "small.npz"])
+@pytest.mark.parametrize("to", ["bf16", "f8e4m3"])
+def test_npz_casts_bit_exact(tmp_path, archives, name, to):
+    import zipfile
+
+    src = tmp_path / name
+    before = src.read_bytes()
+    code, stdout, stderr = run_cli("cast", str(src), "--to", to, "--from", "f32", "--format", "json")
+    assert code == 0, stderr
+    assert src.read_bytes() == before
+    out = tmp_path / name.replace(".npz", f".{to}.npz")
+    got = np.load(out)
+    assert sorted(got.files) == sorted(archives)
+    for key, a in archives.items():
+        if a.dtype.kind == "f":
+            assert got[key].tobytes() == npy_path_cast(tmp_path, a, to)
+            assert got[key].flags.f_contiguous == (a.flags.f_contiguous and not a.flags.c_contiguous)
+        else:
+            assert got[key].dtype == a.dtype and got[key].tobytes() == a.tobytes()
+    types = {i.filename: i.compress_type for i in zipfile.ZipFile(src).infolist()}
+    assert {i.filename: i.compress_type for i in zipfile.ZipFile(out).infolist()} == types
+    reports = {r["tensor"]: r for r in map(json.loads, stdout.splitlines())}
+    assert reports["w"]["stats"]["nan_in"] == 1 and not reports["ids"]["cast"]
+
+
+@pytest.mark.parametrize("make, message", [
+    (lambda zf: (zf.writestr("x.npy", b"\x93NUMPY\x01\x00" + struct.pack("<H", 6) + b"{}    "),), "invalid .npy header"),
+    (lambda zf: (zf.writestr("x.txt", b"hello"),), "is not a .npy array"),
+    (lambda zf: (zf.writestr("x.npy", _npy_bytes(np.ones(4, np.float32))[:-4]),), "truncated"),
+    (lambda zf: (zf.writestr("x.npy", _npy_bytes(np.ones(4, np.float32))),
+                 zf.writestr("x.npy", _npy_bytes(np.ones(4, np.float32)))), "appears twice"),
+    (lambda zf: (zf.writestr("x.npy", _npy_bytes(np.array([b"ab"]))),), "not numbers"),
+])
+def test_hostile_npz_refused(tmp_path, make, message):
+    import warnings
+    import zipfile
+
+    p = tmp_path / "m.npz"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # zipfile warns of the duplicate name
+        with zipfile.ZipFile(p, "w") as zf:
+            make(zf)
+    before = snapshot(tmp_path)
+    code, stdout, stderr = run_cli("cast", str(p), "--to", "bf16")
+    assert code == 2 and stdout == ""
+    assert len(error_lines(stderr)) == 1 and message in stderr, stderr
+    assert snapshot(tmp_path) == before
+
+
+def test_not_a_zip_refused(tmp_path):
+    (tmp_path / "m.npz").write_bytes(b"PK\3\4 not really")
+    code, _, stderr = run_cli("cast", str(tmp_path / "m.npz"), "--to", "bf16")
+    assert code == 2 and "not a readable .npz archive" in stderr and len(error_lines(stderr)) == 1
+    assert os.listdir(tmp_path) == ["m.npz"]
+
+
+def _npy_bytes(a) -> bytes:
+    import io
+
+    f = io.BytesIO()
+    np.save(f, a)
+    return f.getvalue()
