@@ -14,7 +14,7 @@ Each variant runs in a fresh process, alternately, `--rounds` times; medians of 
 RSS of each process (`os.wait4`, from a small launcher so that it is the variant's own) are printed, with
 the ratio ours / torch (target <= 1) and our peak (target <= 256 MiB):
 
-    python benchmarks/bench_checkpoint.py --torch-python /work/venvs/opstorch-torch/bin/python
+    python benchmarks/bench_checkpoint.py --torch-python /path/to/torch-venv/bin/python
     python benchmarks/bench_checkpoint.py --size-mib 256 --rounds 1       # a quick look
 """
 

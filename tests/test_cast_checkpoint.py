@@ -393,3 +393,24 @@ def _npy_bytes(a) -> bytes:
     f = io.BytesIO()
     np.save(f, a)
     return f.getvalue()
+
+
+def test_progress_counts_every_byte_and_an_interruption_leaves_nothing(tmp_path, sharded):
+    d, _ = sharded
+    out = tmp_path / "out"
+    plan = checkpoint.plan(str(d), "bf16", from_="f32", output=str(out))
+    seen = []
+    list(checkpoint.run(plan, progress=seen.append, chunk_bytes=1024))
+    assert seen == sorted(seen) and seen[-1] == plan.total_bytes and len(seen) > len(plan.shards)
+    assert sorted(os.listdir(out)) == sorted(os.listdir(d))
+
+    def interrupt(done):
+        if done > plan.total_bytes // 2:
+            raise KeyboardInterrupt
+
+    other = tmp_path / "other"
+    plan = checkpoint.plan(str(d), "bf16", from_="f32", output=str(other))
+    with pytest.raises(KeyboardInterrupt):
+        list(checkpoint.run(plan, progress=interrupt, chunk_bytes=1024))
+    assert not other.exists()
+    assert not [n for n in os.listdir(tmp_path) if TEMP_MARK in n]
