@@ -481,7 +481,7 @@ def run_checkpoint(plan: CheckpointPlan, *, progress=None) -> Iterator[TensorRep
 
 def is_checkpoint(path) -> bool:
     """Whether `path` is a checkpoint `plan_checkpoint` casts (a `.safetensors` file, or a directory of them)."""
-    from promote_cli.arrayio.checkpoint import is_checkpoint as found
+    from promote_cli.arrayio.files import is_checkpoint as found
 
     return found(path)
 

@@ -31,7 +31,7 @@ import numpy as np
 
 from promote_cli.arrayio import atomic, npzfile, sthead
 from promote_cli.arrayio.castfile import FAIL_ON, CastTotals
-from promote_cli.arrayio.files import FileId, open_regular, os_message, pread_into, stat_regular
+from promote_cli.arrayio.files import INDEX_NAME, SAFETENSORS_SUFFIX, FileId, open_regular, os_message, pread_into
 from promote_cli.errors import UsageError
 from promote_cli.numerics.legality import CastRequest, request
 from promote_cli.records import Record, factory
@@ -39,20 +39,7 @@ from promote_cli.records import Record, factory
 #: Input bytes read and cast at a time.
 CHUNK_BYTES = 4 << 20
 
-INDEX_NAME = "model.safetensors.index.json"
-SUFFIX = ".safetensors"
-
-
-def is_checkpoint(path) -> bool:
-    """Whether `path` is what this module casts: a `.safetensors` or `.npz` file, or a directory holding
-    `.safetensors` files."""
-    path = os.fspath(path)
-    if os.path.isdir(path):
-        try:
-            return any(n.endswith(SUFFIX) or n == INDEX_NAME for n in os.listdir(path))
-        except OSError:
-            return False
-    return path.lower().endswith((SUFFIX, npzfile.SUFFIX))
+SUFFIX = SAFETENSORS_SUFFIX
 
 
 class TensorReport(Record, kw_only=True):

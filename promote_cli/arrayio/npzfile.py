@@ -8,14 +8,11 @@ member, compressed as its input was.
 
 from __future__ import annotations
 
-import zipfile
-
 from promote_cli.arrayio import npy as npyio
 from promote_cli.arrayio import sthead
+from promote_cli.arrayio.files import NPZ_SUFFIX as SUFFIX  # noqa: F401  (re-exported)
 from promote_cli.errors import UsageError
 from promote_cli.records import Record
-
-SUFFIX = ".npz"
 
 
 class Member(Record, frozen=True):
@@ -32,6 +29,8 @@ class Member(Record, frozen=True):
 
 def read_members(fp, path: str) -> tuple:
     """The members of the archive open as the binary file `fp`, in archive order."""
+    import zipfile
+
     try:
         with zipfile.ZipFile(fp) as zf:
             infos = zf.infolist()
@@ -51,7 +50,7 @@ def read_members(fp, path: str) -> tuple:
         raise UsageError(f"{path}: not a readable .npz archive ({type(e).__name__}: {e})") from None
 
 
-def _member(stream, info: zipfile.ZipInfo, where: str) -> Member:
+def _member(stream, info, where: str) -> Member:
     pos = [0]
 
     def read_at(offset: int, n: int) -> bytes:
@@ -67,8 +66,11 @@ def _member(stream, info: zipfile.ZipInfo, where: str) -> Member:
     return Member(tensor, info.filename, info.compress_type, header.offset, header.fortran_order, source.swap)
 
 
-def output_member(zout: zipfile.ZipFile, member: Member):
-    """A writable stream for the output member of `member` (same name and compression; zip64 allowed)."""
+def output_member(zout, member: Member):
+    """A writable stream for the output member of `member` in the `zipfile.ZipFile` `zout` (same name and
+    compression; zip64 allowed)."""
+    import zipfile
+
     info = zipfile.ZipInfo(member.entry, date_time=(1980, 1, 1, 0, 0, 0))
     info.compress_type = member.compress_type
     return zout.open(info, "w", force_zip64=True)
