@@ -414,3 +414,25 @@ def test_progress_counts_every_byte_and_an_interruption_leaves_nothing(tmp_path,
         list(checkpoint.run(plan, progress=interrupt, chunk_bytes=1024))
     assert not other.exists()
     assert not [n for n in os.listdir(tmp_path) if TEMP_MARK in n]
+
+
+def test_fast_path_and_click_agree(tmp_path):
+    """The Click-free path (`python -m promote_cli`, which takes the common shapes) casts a checkpoint as the
+    Click command does: the same report, exit code and output."""
+    import subprocess
+    import sys
+
+    write_st(tmp_path / "m.safetensors", {"w": np.linspace(-1, 1, 50, dtype=np.float32),
+                                          "ids": np.arange(3, dtype=np.int64)}, METADATA)
+    argv = ["cast", "m.safetensors", "--to", "bf16", "--skip", "ids", "-o", "fast.safetensors"]
+    done = subprocess.run([sys.executable, "-m", "promote_cli", *argv], cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        code, stdout, stderr = run_cli(*argv[:-1], "click.safetensors")
+    finally:
+        os.chdir(cwd)
+    assert (done.returncode, done.stdout.replace("fast.", "click."), done.stderr) == (code, stdout, stderr) == \
+        (0, stdout, "")
+    assert (tmp_path / "fast.safetensors").read_bytes() == (tmp_path / "click.safetensors").read_bytes()
