@@ -97,9 +97,9 @@ def _checkpoint(path, to, output, options, exclude, out, fail_on, write) -> int:
     totals = plan.totals()
     try:
         with _Progress(sys.stderr.isatty()) as bar:
-            size = plan.total_bytes
-            cb = bar.file_task(one_line(os.path.basename(plan.input.rstrip("/"))), size) \
-                if size >= PROGRESS_MIN_BYTES else None
+            size, count = plan.total_bytes, sum(len(s.header.tensors) for s in plan.shards)
+            cb, tick = bar.tensors_task(one_line(os.path.basename(plan.input.rstrip("/"))), size, count) \
+                if size >= PROGRESS_MIN_BYTES else (None, None)
             import time
 
             start = time.perf_counter()
@@ -107,6 +107,8 @@ def _checkpoint(path, to, output, options, exclude, out, fail_on, write) -> int:
                 with bar.aside():
                     write(out.tensor_report(r), False)
                 totals.add(r)
+                if tick is not None:
+                    tick(totals.tensors)
             totals.seconds = time.perf_counter() - start
     except PromoteError as e:
         _fail(write, f"{e}; nothing written")
@@ -224,6 +226,15 @@ class _Progress:
         n = len(sizes)
         tid = self.progress.add_task(f"cast {files_done(0, n)}", total=sum(sizes))
         return lambda k: self.progress.update(tid, completed=sum(sizes[:k]), description=f"cast {files_done(k, n)}")
+
+    def tensors_task(self, name: str, size: int, count: int):
+        """A bar for a checkpoint of `count` tensors, `size` bytes: callbacks taking the bytes done and how many
+        tensors are done (`cast NAME 3/120 tensors`)."""
+        if self.progress is None:
+            return None, None
+        tid = self.progress.add_task(f"cast {name} 0/{count} tensors", total=size)
+        return (lambda done: self.progress.update(tid, completed=done),
+                lambda k: self.progress.update(tid, description=f"cast {name} {k}/{count} tensors"))
 
     @contextlib.contextmanager
     def aside(self):
