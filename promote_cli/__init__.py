@@ -453,7 +453,8 @@ def run_cast(plan: CastPlan, *, jobs: int | None = None, progress=None) -> Itera
 def plan_checkpoint(path, to, *, output=None, from_=None, mode: str = "tosa", saturate: bool = False,
                     force: bool = False, only=(), skip=()) -> CheckpointPlan:
     """Everything a cast of a checkpoint will do, checked before anything is written: `path` a `.safetensors`
-    file (output `output`, default `NAME.TO.safetensors`) or a directory of shards with its
+    file (output `output`, default `NAME.TO.safetensors`), an `.npz` archive (`NAME.TO.npz`) or a directory of
+    shards with its
     `model.safetensors.index.json` (into the directory `output`, default `DIR.TO`: every shard and the index
     under their own names). Every header is validated as hostile input; the tensors cast are those whose name
     an `only` glob matches (all when none is given) and no `skip` glob matches, of dtype `from_` when given,

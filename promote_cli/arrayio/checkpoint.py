@@ -1,5 +1,5 @@
-"""Casting checkpoints: a safetensors file, or a directory of safetensors shards with its
-`model.safetensors.index.json`, tensor by tensor, streamed.
+"""Casting checkpoints: a safetensors file, an `.npz` archive (`npzfile`), or a directory of safetensors
+shards with its `model.safetensors.index.json`, tensor by tensor, streamed.
 
 `plan` decides everything before a byte is written: each shard opened (regular files only) and its header
 validated (`sthead.read_header`), the index checked against the shards (every tensor in the shard the index
@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import time
 from contextlib import ExitStack
 from fnmatch import fnmatchcase
 from typing import Callable, Iterator
