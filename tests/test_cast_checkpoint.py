@@ -21,6 +21,7 @@ from support import FRAMEWORK_ABSENT, error_lines, run_cli
 from promote_cli.arrayio import castfile, checkpoint, sthead
 from promote_cli.arrayio import npy as npyio
 from promote_cli.arrayio.atomic import TEMP_MARK
+from promote_cli.vocab.numpy_types import numpy_dtype
 
 ST_NAMES = {"float32": "F32", "bfloat16": "BF16", "int64": "I64", "float16": "F16"}
 METADATA = {"format": "pt", "note": "caf\u00e9 \"quoted\""}
@@ -436,3 +437,29 @@ def test_fast_path_and_click_agree(tmp_path):
     assert (done.returncode, done.stdout.replace("fast.", "click."), done.stderr) == (code, stdout, stderr) == \
         (0, stdout, "")
     assert (tmp_path / "fast.safetensors").read_bytes() == (tmp_path / "click.safetensors").read_bytes()
+
+
+@pytest.mark.parametrize("to, special", [("f16", False), ("f16", True), ("bf16", False), ("f8e4m3", False)])
+def test_largest_errors_and_underflow_match_a_float64_reference(tmp_path, to, special):
+    """Chunk by chunk (the fast way for finite chunks, the long way for one with a NaN or an infinity), the
+    largest errors and the underflow count are those of the whole tensor, computed in float64."""
+    rng = np.random.default_rng(11)
+    x = (rng.standard_normal(5000) * 10.0 ** rng.integers(-9, 3, 5000)).astype(np.float32)
+    x[::97] = 0
+    x[x > 400] = 400  # finite in f8e4m3 too
+    if special:
+        x[4321] = np.inf
+        x[17] = np.nan
+    write_st(tmp_path / "m.safetensors", {"x": x})
+    plan = checkpoint.plan(str(tmp_path / "m.safetensors"), to)
+    (report,) = checkpoint.run(plan, chunk_bytes=1024)
+    with np.errstate(invalid="ignore", over="ignore"):
+            y = np.frombuffer(npy_path_cast(tmp_path, x, to), dtype=numpy_dtype(to)).astype(np.float64)
+    x64 = x.astype(np.float64)
+    fin = np.isfinite(x64) & np.isfinite(y)
+    diff = np.abs(np.where(fin, y, 0) - np.where(fin, x64, 0))
+    nz = fin & (x64 != 0)
+    assert report.max_abs_error == pytest.approx(diff[fin].max(), rel=1e-6)
+    assert report.max_rel_error == pytest.approx((diff[nz] / np.abs(x64[nz])).max(), rel=1e-6)
+    underflow = np.count_nonzero(nz & (y == 0))
+    assert report.stats["underflow_zero"] == underflow and (underflow > 0) == (to != "bf16")  # bf16 has f32's range

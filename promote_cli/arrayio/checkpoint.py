@@ -20,6 +20,7 @@ each shard's data order.
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 from contextlib import ExitStack
@@ -569,26 +570,40 @@ class _Errors:
         with np.errstate(all="ignore"):
             yf = self._widen(y, d)
             np.equal(yf, 0, out=zero)
-            if x.dtype == self.work:
-                np.subtract(yf, x, out=d)
-                np.abs(x, out=ax)
-            else:
+            zeros = np.count_nonzero(zero)
+            if x.dtype != self.work:
                 np.copyto(ax, x, casting="unsafe")
-                np.subtract(yf, ax, out=d)
-                np.abs(ax, out=ax)
-            np.abs(d, out=d)
-            np.isfinite(d, out=mask)  # finite exactly when both values are (a finite value's rounding is too)
-            if not mask.all():  # rare: a NaN or an infinity in or out
-                np.logical_not(mask, out=mask)
-                np.copyto(d, 0, where=mask)
-            self.max_abs = max(self.max_abs, float(d.max()))
-            np.greater(d, 0, out=mask)
-            zero &= mask  # a non-zero finite input cast to zero
-            self.underflow += int(np.count_nonzero(zero))
-            rel = np.divide(d, ax, out=d)  # 0/0 (zero in, zero out) is NaN: fmax passes over it
-            top = float(np.fmax.reduce(rel))
-            if top == top:
-                self.max_rel = max(self.max_rel, top)
+                x = ax
+            np.subtract(yf, x, out=d)
+            hi, lo = float(d.max()), float(d.min())  # NaN when any is
+            if not (math.isfinite(hi) and math.isfinite(lo)):  # a NaN or an infinity in or out: the long way
+                self._add_special(x, d, zero, mask)
+                return
+            self.max_abs = max(self.max_abs, hi, -lo)
+            if zeros:
+                np.not_equal(d, 0, out=mask)
+                zero &= mask  # a non-zero input cast to zero
+                self.underflow += int(np.count_nonzero(zero))
+            rel = np.divide(d, x, out=d)  # 0/0 (zero in, zero out) is NaN: fmax and fmin pass over it
+            self._rel(float(np.fmax.reduce(rel)), -float(np.fmin.reduce(rel)))
+
+    def _rel(self, *values) -> None:
+        for v in values:
+            if v == v:
+                self.max_rel = max(self.max_rel, v)
+
+    def _add_special(self, x, d, zero, mask) -> None:
+        """`add` for a chunk with NaNs or infinities: only finite outputs of finite inputs count."""
+        ax = np.abs(x, out=self.ax[:x.size])
+        np.abs(d, out=d)
+        np.isfinite(d, out=mask)  # finite exactly when both values are (a finite value's rounding is too)
+        np.logical_not(mask, out=mask)
+        np.copyto(d, 0, where=mask)
+        self.max_abs = max(self.max_abs, float(d.max()))
+        np.greater(d, 0, out=mask)
+        zero &= mask  # a non-zero finite input cast to zero
+        self.underflow += int(np.count_nonzero(zero))
+        self._rel(float(np.fmax.reduce(np.divide(d, ax, out=d))))
 
 
 def _is_float(d: np.dtype) -> bool:
