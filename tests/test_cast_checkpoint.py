@@ -463,3 +463,23 @@ def test_largest_errors_and_underflow_match_a_float64_reference(tmp_path, to, sp
     assert report.max_rel_error == pytest.approx((diff[nz] / np.abs(x64[nz])).max(), rel=1e-6)
     underflow = np.count_nonzero(nz & (y == 0))
     assert report.stats["underflow_zero"] == underflow and (underflow > 0) == (to != "bf16")  # bf16 has f32's range
+
+
+def test_only_regular_files_are_replaced_and_never_an_input_through_a_link(tmp_path):
+    write_st(tmp_path / "m.safetensors", {"w": np.ones(4, np.float32)})
+    before = (tmp_path / "m.safetensors").read_bytes()
+    os.mkfifo(tmp_path / "fifo")
+    code, _, stderr = run_cli("cast", str(tmp_path / "m.safetensors"), "--to", "bf16", "-o", str(tmp_path / "fifo"),
+                              "--force")
+    assert code == 2 and "is a FIFO; only a regular file is ever replaced" in stderr
+    assert os.path.exists(tmp_path / "fifo") and not os.path.isfile(tmp_path / "fifo")
+    os.symlink("m.safetensors", tmp_path / "link.safetensors")
+    code, _, stderr = run_cli("cast", str(tmp_path / "m.safetensors"), "--to", "bf16", "-o",
+                              str(tmp_path / "link.safetensors"), "--force")
+    assert code == 2 and "refusing to overwrite the input" in stderr
+    assert (tmp_path / "m.safetensors").read_bytes() == before
+    code, _, stderr = run_cli("cast", str(tmp_path / "m.safetensors"), "--to", "bf16")
+    assert code == 0
+    code, _, stderr = run_cli("cast", str(tmp_path / "m.safetensors"), "--to", "bf16")
+    assert code == 2 and "already exists (use --force to overwrite)" in stderr
+    assert not [n for n in os.listdir(tmp_path) if TEMP_MARK in n]
