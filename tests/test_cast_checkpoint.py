@@ -217,6 +217,9 @@ HOSTILE = {
         p, b'{"x":' + json.dumps(_entry()).encode() + b',"x":' + json.dumps(_entry(offsets=(8, 16))).encode()
         + b"}", b"\0" * 16), "appears twice"),
     "not JSON": (lambda p: raw_file(p, b"{" * 5000, b""), "header is not"),
+    "deep nesting": (lambda p: raw_file(p, b'{"x":' + b"[" * 100_000 + b"]" * 100_000 + b"}", b""),
+                     "header is not valid JSON"),
+    "empty header": (lambda p: raw_file(p, b"", b""), "header is not a JSON object"),
     "metadata not strings": (lambda p: raw_file(p, header_text({"x": _entry()}, {"n": 1}), b"\0" * 8),
                              "__metadata__ must be an object of strings"),
     "trailing bytes": (lambda p: raw_file(p, header_text({"x": _entry()}), b"\0" * 9), "after the last tensor"),

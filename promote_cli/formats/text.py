@@ -100,7 +100,8 @@ class Text(Format):
 
     def checkpoint_summary(self, t) -> str:
         files = f"{t.files} files, " if t.files > 1 else ""
-        return (f"total: {one_line(t.input)} -> {one_line(t.output)}: {files}{t.tensors} tensors ({t.cast} cast, "
+        tensors = f"{t.tensors} tensor{'s' if t.tensors != 1 else ''}"
+        return (f"total: {one_line(t.input)} -> {one_line(t.output)}: {files}{tensors} ({t.cast} cast, "
                 f"{t.tensors - t.cast} kept), {t.elements} elements cast\n{_cast_counts(t.stats)[:-1]}"
                 f"{_max_errors(t)}\n")
 
