@@ -486,3 +486,13 @@ def test_only_regular_files_are_replaced_and_never_an_input_through_a_link(tmp_p
     code, _, stderr = run_cli("cast", str(tmp_path / "m.safetensors"), "--to", "bf16")
     assert code == 2 and "already exists (use --force to overwrite)" in stderr
     assert not [n for n in os.listdir(tmp_path) if TEMP_MARK in n]
+
+
+def test_fail_on_applies_to_the_checkpoint_totals(tmp_path):
+    write_st(tmp_path / "m.safetensors", {"a": np.ones(3, np.float32), "b": np.array([1e6], np.float32)})
+    code, _, stderr = run_cli("cast", str(tmp_path / "m.safetensors"), "--to", "f16", "--fail-on", "nan",
+                              "--fail-on", "overflow")
+    assert code == 1 and error_lines(stderr) == [f"promote cast: {tmp_path / 'm.safetensors'}: --fail-on overflow"]
+    assert (tmp_path / "m.f16.safetensors").is_file()  # written all the same, as for a .npy file
+    code, _, _ = run_cli("cast", str(tmp_path / "m.safetensors"), "--to", "f16", "--fail-on", "nan", "--force")
+    assert code == 0
