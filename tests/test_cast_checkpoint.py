@@ -496,3 +496,15 @@ def test_fail_on_applies_to_the_checkpoint_totals(tmp_path):
     assert (tmp_path / "m.f16.safetensors").is_file()  # written all the same, as for a .npy file
     code, _, _ = run_cli("cast", str(tmp_path / "m.safetensors"), "--to", "f16", "--fail-on", "nan", "--force")
     assert code == 0
+
+
+def test_a_checkpoint_is_cast_alone(tmp_path):
+    write_st(tmp_path / "m.safetensors", {"w": np.ones(4, np.float32)})
+    np.save(tmp_path / "w.npy", np.ones(4, np.float32))
+    code, stdout, stderr = run_cli("cast", str(tmp_path / "m.safetensors"), str(tmp_path / "w.npy"), "--to", "f16")
+    assert code == 2 and stdout == "" and error_lines(stderr) == [
+        "promote cast: a checkpoint (a .safetensors or .npz file, or a directory of shards) is cast alone: one "
+        "input per run"]
+    code, _, stderr = run_cli("cast", str(tmp_path / "w.npy"), "--to", "f16", "--only", "w")
+    assert code == 2 and "--only and --skip choose the tensors of a checkpoint" in stderr
+    assert sorted(os.listdir(tmp_path)) == ["m.safetensors", "w.npy"]

@@ -34,6 +34,10 @@ def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs, e
         return _checkpoint(inputs[0], to, output, dict(from_=from_, mode=mode, saturate=saturate, force=force,
                                                       only=only, skip=skip), exclude, formats.get(fmt), fail_on,
                            write)
+    if any(api.is_checkpoint(i) for i in inputs):
+        _fail(write, "a checkpoint (a .safetensors or .npz file, or a directory of shards) is cast alone: "
+                     "one input per run")
+        return EXIT_USAGE
     if only or skip:
         _fail(write, "--only and --skip choose the tensors of a checkpoint (a .safetensors file or a directory "
                      "of them); for .npy files use --exclude")
