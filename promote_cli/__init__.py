@@ -16,6 +16,7 @@
     render(table("openvino"), "svg")                      # a payload in an output format (svg, html, dot, ...)
     cast_array(x, "f16")                                  # TOSA CAST of a numpy array (numpy loaded on use)
     cast_file("w.npy", to="bf16")                         # the same on a .npy file, streamed
+    run_checkpoint(plan_checkpoint("m.safetensors", "bf16"))  # a checkpoint, tensor by tensor
 
 Everything the CLI does is here, with the same errors (`UsageError` for a question that
 cannot be asked, `RuleDefect` for a rule file that fails while answering); the CLI only
@@ -33,12 +34,14 @@ __all__ = ["query", "query_n", "ops", "batch", "batch_write", "table", "diff", "
            "expect",
            "expr", "lattice", "load", "frameworks", "framework_names", "shadowed", "is_default", "dtypes", "aliases",
            "spellings", "verify", "validate", "cast_pairs", "cast_array", "cast_file", "plan_cast", "run_cast",
-           "cast_totals", "defer_signals", "interrupted_by", "rescale_array", "rescale_file", "rescale_table", "render",
+           "plan_checkpoint", "run_checkpoint", "is_checkpoint", "cast_totals", "defer_signals", "interrupted_by",
+           "rescale_array", "rescale_file", "rescale_table", "render",
            "write_output", "write_outputs", "lookup", "parse_operand",
            # what the functions return
            "Answer", "BatchLine", "Matrix", "Diff", "Column", "Check", "Explanation", "ExpectReport", "Expectation",
-           "ExprResult", "Order", "Ruleset", "Report", "Port", "PortCase", "FileCheck", "CastRequest", "CastPlan", "Outcome",
-           "CastReport", "CastTotals", "RescaleReport", "DType", "DTYPES", "Operand",
+           "ExprResult", "Order", "Ruleset", "Report", "Port", "PortCase", "FileCheck", "CastRequest", "CastPlan",
+           "Outcome", "CastReport", "CastTotals", "CheckpointPlan", "TensorReport", "CheckpointTotals", "RescaleReport",
+           "DType", "DTYPES", "Operand",
            "PromoteError", "Refusal", "RuleDefect", "RuleFileError", "RulesHidden", "UsageError"]
 
 #: names loaded on first use, each from its module (`MODULE.NAME`): the engine is not loaded by commands that
@@ -69,6 +72,9 @@ LAZY = {
     "Outcome": "promote_cli.arrayio.castfile.Outcome",
     "CastReport": "promote_cli.arrayio.castfile.CastReport",
     "CastTotals": "promote_cli.arrayio.castfile.CastTotals",
+    "CheckpointPlan": "promote_cli.arrayio.checkpoint.CheckpointPlan",
+    "TensorReport": "promote_cli.arrayio.checkpoint.TensorReport",
+    "CheckpointTotals": "promote_cli.arrayio.checkpoint.CheckpointTotals",
     "rescale_array": "promote_cli.numerics.rescale.rescale_array",
     "rescale_file": "promote_cli.arrayio.rescalefile.rescale_file",  # TOSA RESCALE of a .npy file, streamed
     "RescaleReport": "promote_cli.arrayio.rescalefile.RescaleReport",
@@ -466,6 +472,43 @@ def run_cast(plan: CastPlan, *, jobs: int | None = None, progress=None) -> Itera
         atomic.check_interrupted()  # a signal that arrived during the last file
 
     return outcomes()
+
+
+def plan_checkpoint(path, to, *, output=None, from_=None, mode: str = "tosa", saturate: bool = False,
+                    force: bool = False, only=(), skip=()) -> CheckpointPlan:
+    """Everything a cast of a checkpoint will do, checked before anything is written: `path` a `.safetensors`
+    file (output `output`, default `NAME.TO.safetensors`), an `.npz` archive (`NAME.TO.npz`) or a directory of
+    shards with its
+    `model.safetensors.index.json` (into the directory `output`, default `DIR.TO`: every shard and the index
+    under their own names). Every header is validated as hostile input; the tensors cast are those whose name
+    an `only` glob matches (all when none is given) and no `skip` glob matches, of dtype `from_` when given,
+    not already of type `to`; each must have a cast to `to` in `mode`. UsageError for anything that stops the
+    run; nothing is written here."""
+    from promote_cli.arrayio import checkpoint
+
+    return checkpoint.plan(path, to, output=output, from_=from_, mode=mode, saturate=saturate, force=force,
+                           only=only, skip=skip)
+
+
+def run_checkpoint(plan: CheckpointPlan, *, progress=None) -> Iterator[TensorReport]:
+    """Run a `plan_checkpoint` plan: yields a `TensorReport` per tensor as it is done (cast, with its statistics
+    and largest errors, or copied bit for bit); `progress(bytes_done)` counts the tensors' input bytes. The
+    outputs take their names together once the iterator is exhausted; an error or an interruption leaves
+    none. `plan.totals()` starts the sums (`.add(report)` each)."""
+    from promote_cli.arrayio import atomic, checkpoint
+
+    def reports():
+        yield from checkpoint.run(plan, progress=progress)
+        atomic.check_interrupted()
+
+    return reports()
+
+
+def is_checkpoint(path) -> bool:
+    """Whether `path` is a checkpoint `plan_checkpoint` casts (a `.safetensors` file, or a directory of them)."""
+    from promote_cli.arrayio.files import is_checkpoint as found
+
+    return found(path)
 
 
 def cast_totals(outcomes) -> CastTotals:
