@@ -250,7 +250,7 @@ def _arity(rs, op: str) -> int:
 
 
 def port(source, target, op: list[str] | str | None = None, types: list[str] | str | None = None,
-         kinds: list[str] | str | None = None):
+         kinds: list[str] | str | None = None) -> Port:
     """The casts that make `target` reproduce `source` (a `Port`: `.ops`, `.cases`, `.counts()`, `.summary()`).
 
     `port("torch", "onnx", op="+")`: each side a name, a spec `NAME[@VERSION][:KEY=VALUE,...]` or a pair (NAME,
