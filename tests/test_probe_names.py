@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from promote_cli.probes import array_api, dtype_names, jax, numpy, openvino, paddle, tensorflow, torch, tosa
+from promote_cli.probes import array_api, dtype_names, jax, keras, numpy, openvino, paddle, tensorflow, torch, tosa
 from promote_cli.vocab import dtypes
 from promote_cli.vocab.dtypes import DTYPES, lookup, native_names
 
@@ -20,6 +20,7 @@ ASKING = {
     tensorflow: ("tensorflow", tensorflow.ASKED),
     paddle: ("paddle", paddle.ASKED),
     openvino: ("openvino", openvino.ASKED),
+    keras: ("keras", keras.ASKED),
 }
 
 
@@ -102,6 +103,7 @@ COVERS = {
     "jax-*.json": lambda: jax.TYPES,
     "array-api-*.json": lambda: array_api.NAMES,
     "tosa-ops.json": lambda: tosa.TO_TOSA,
+    "keras-*.json": lambda: keras.READ,
 }
 
 
@@ -136,6 +138,8 @@ def _asked(name: str) -> list:
         return list(jax.pair_cases()) * 2 * len(jax.MODES)  # per x64 value, per promotion mode
     if name.startswith("array-api"):
         return list(array_api.pair_cases())
+    if name.startswith("keras"):
+        return [case for _ in keras.BACKENDS for floatx in keras.FLOATX for case in keras.pair_cases(floatx)]
     return [(openvino.OP, openvino.operand(a, ra), openvino.operand(b, rb)) for a, b, ra, rb, _ in openvino.cases()]
 
 
