@@ -95,3 +95,18 @@ def test_the_diff_with_jax_runs():
     assert code == 0 and "54 with different results" in err, err
     code, out, err = run_cli("table", "--diff", "jax", "keras", "-O", "backend=jax", "--format", "text")
     assert code == 0 and "differ: 186 with a type a side lacks" in err, err
+
+
+@pytest.mark.parametrize("backend, a, b, want", [
+    ("torch", "bool", "py:3000000000", "i64"),     # int64 0-d tensor beyond int32
+    ("torch", "bool", "py:300", "i32"),
+    ("numpy", "i8", "py:300", None),               # np.array(300, int8) overflows
+    ("numpy", "f16", "py:3000000000", "f16"),      # a float dtype takes any int
+    ("jax", "i8", "py:3000000000", None),          # jnp.asarray without x64
+    ("tensorflow", "i8", "py:300", "i8"),          # converted and wrapped
+])
+def test_a_python_ints_value_matters_per_backend(backend, a, b, want):
+    recorded = _answers("add")
+    assert recorded[(backend, "float32", a, b)] == want
+    assert query("keras", a, b, options={"backend": backend}).result == want
+    assert query("keras", a, b.replace(b[3:], "int"), options={"backend": backend}).result is not None

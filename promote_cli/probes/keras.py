@@ -5,7 +5,8 @@ What is asked
     Keras' dtypes (``keras.src.backend.common.dtypes.ALLOWED_DTYPES`` but ``string``: bool,
     int8..int64, uint8..uint64, bfloat16, float16/32/64, complex64/128, float8_e4m3fn,
     float8_e5m2), as dimensioned tensors (shape ``(2,)``), 0-d tensors and Python scalars
-    (``py:bool|int|float|complex``, the values of ``dtype_names.PY_VALUES``), for two ops:
+    (``py:bool|int|float|complex``, the values of ``dtype_names.PY_VALUES``; and under ``floatx=float32``
+    the Python ints of `VALUES` with every tensor, on either side), for two ops:
 
     ``add``          ``keras.ops.add(x, y)`` on the backend's tensors, each made by
                      ``keras.ops.cast(keras.ops.convert_to_tensor(float32_array), NAME)``: what that gives is
@@ -41,6 +42,7 @@ import sys
 import tempfile
 
 from promote_cli.probes.dtype_names import PY_VALUES, canonical, first_line
+from promote_cli.vocab import operands
 from promote_cli.vocab.dtypes import native_names
 
 FRAMEWORK = "keras"
@@ -59,6 +61,9 @@ READ = (*TYPES, "c32")
 SCALARS = [f"py:{k}" for k in PY_VALUES]
 OPERANDS = TYPES + [f"0d:{t}" for t in TYPES] + SCALARS
 PY_TYPES = {"bool": bool, "int": int, "float": float, "complex": complex}
+#: Python ints whose value may decide a dtype (the torch backend makes an int32 0-d tensor of a Python int
+#: that fits int32, else int64), asked with every tensor and 0-d tensor under floatx float32
+VALUES = ["py:300", "py:-1", "py:3000000000"]
 #: the packages whose versions a recording names
 COMPANIONS = ("jax", "jaxlib", "numpy", "tensorflow", "torch", "ml_dtypes")
 
@@ -81,6 +86,10 @@ def pair_cases(floatx: str):
         yield "add", a, b
     for a, b in itertools.product(plain, repeat=2):
         yield "result_type", a, b
+    if floatx == "float32":
+        for value, t in itertools.product(VALUES, TYPES + [f"0d:{t}" for t in TYPES]):
+            yield "add", t, value
+            yield "add", value, t
 
 
 _ADDRESS = re.compile(r" at 0x[0-9a-f]+")
@@ -91,7 +100,8 @@ def clean_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[:160]}"
 
 
-def _dtype_name(dtype) -> str:
+def dtype_name(dtype) -> str:
+    """A backend dtype's canonical name (torch.int8, tf.int8, numpy and JAX dtypes alike)."""
     text = str(dtype)
     text = text.removeprefix("torch.").removeprefix("<dtype: '").removesuffix("'>")
     return canonical(text)
@@ -99,11 +109,11 @@ def _dtype_name(dtype) -> str:
 
 def make_operand(text: str):
     """The backend tensor of an operand (a Python scalar stays itself)."""
+    if text.startswith("py:"):
+        return PY_VALUES[text[3:]] if text[3:] in PY_VALUES else operands.parse(text).value
     import numpy as np  # noqa: PLC0415
     from keras import ops  # noqa: PLC0415
 
-    if text.startswith("py:"):
-        return PY_VALUES[text[3:]]
     form, _, name = text.rpartition(":")
     shape = () if form == "0d" else (2,)
     return ops.cast(ops.convert_to_tensor(np.ones(shape, "float32")), TO_KERAS[name])
@@ -112,7 +122,7 @@ def make_operand(text: str):
 def read_result(out) -> str:
     """A pair answer's operand for a backend tensor: its dtype, ``weak:`` when JAX's is weakly typed
     (a pair answer names no rank: ``0d:`` results are their dtype)."""
-    name = _dtype_name(out.dtype)
+    name = dtype_name(out.dtype)
     return f"weak:{name}" if getattr(getattr(out, "aval", None), "weak_type", False) else name
 
 
@@ -142,14 +152,15 @@ def record_mode() -> list:
     return [[op, a, b, options, *ask(op, a, b)] for op, a, b in pair_cases(options["floatx"])]
 
 
-def _run_mode(backend: str, floatx: str) -> list:
+def run_mode(backend: str, floatx: str, module: str = "promote_cli.probes.keras"):
+    """What ``python -m MODULE --mode`` prints (JSON) in a subprocess on `backend` with `floatx`."""
     with tempfile.TemporaryDirectory(prefix="promote-keras-") as home:
         with open(os.path.join(home, "keras.json"), "w", encoding="utf-8") as handle:
             json.dump({"backend": backend}, handle)
         env = dict(os.environ, KERAS_BACKEND=backend, KERAS_HOME=home, PROMOTE_KERAS_FLOATX=floatx, JAX_PLATFORMS="cpu",
                    CUDA_VISIBLE_DEVICES="", TF_CPP_MIN_LOG_LEVEL="3")
         env.pop("JAX_ENABLE_X64", None)
-        proc = subprocess.run([sys.executable, "-m", "promote_cli.probes.keras", "--mode"], env=env, cwd=home,
+        proc = subprocess.run([sys.executable, "-m", module, "--mode"], env=env, cwd=home,
                               capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"the Keras probe ({backend}, {floatx}) failed: {proc.stderr.strip()[-2000:]}")
@@ -178,7 +189,7 @@ def record() -> dict:
         raise RuntimeError("keras is not importable; pip install keras and its backends")
     cases = []
     for backend, floatx in itertools.product(BACKENDS, FLOATX):
-        cases += _run_mode(backend, floatx)
+        cases += run_mode(backend, floatx)
     return {"ruleset": FRAMEWORK, "package": PACKAGE, "version": ver, "probe": "promote_cli.probes.keras",
             "python": platform.python_version(), "device": "cpu", **companions(), "cases": cases}
 
