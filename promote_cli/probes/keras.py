@@ -97,7 +97,7 @@ _ADDRESS = re.compile(r" at 0x[0-9a-f]+")
 
 def clean_error(exc: BaseException) -> str:
     text = _ADDRESS.sub("", first_line(exc))
-    return f"{type(exc).__name__}: {text[:160]}"
+    return f"{type(exc).__name__}: {text[:160].rstrip()}"
 
 
 def dtype_name(dtype) -> str:
