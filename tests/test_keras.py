@@ -110,3 +110,26 @@ def test_a_python_ints_value_matters_per_backend(backend, a, b, want):
     assert recorded[(backend, "float32", a, b)] == want
     assert query("keras", a, b, options={"backend": backend}).result == want
     assert query("keras", a, b.replace(b[3:], "int"), options={"backend": backend}).result is not None
+
+
+def _op_answers() -> dict:
+    """(op, backend, a, b) -> the op recording's result (None: refused)."""
+    from promote_cli.probes.opcases import cases
+
+    data = json.loads((RECORDING.parent / "ops-keras.json").read_text(encoding="utf-8"))
+    return {(op, o["backend"], *args): result for op, args, o, result, _ in cases(data)}
+
+
+@pytest.mark.parametrize("op, backend, a, b, want", [
+    ("maximum", "torch", "i64", "i8", "i32"),       # cast to result_type's dtype, 64 bits made 32
+    ("maximum", "tensorflow", "i64", "i8", "i64"),
+    ("maximum", "tensorflow", "c64", "f32", None),  # no complex kernel
+    ("equal", "numpy", "f8e4m3", "i8", "bool"),     # np.equal of the operands as they are
+    ("equal", "tensorflow", "f8e4m3", "i8", None),  # result_type refuses float8
+    ("multiply", "torch", "py:float", "f8e4m3", "f8e4m3"),
+    ("multiply", "torch", "f8e4m3", "py:float", None),
+    ("subtract", "jax", "bool", "py:bool", None),
+])
+def test_the_other_ops_differ_per_backend_as_the_docs_say(op, backend, a, b, want):
+    assert _op_answers()[(op, backend, a, b)] == want
+    assert query("keras", a, b, op=op, options={"backend": backend}).result == want
