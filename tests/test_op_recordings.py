@@ -30,6 +30,7 @@ PROBES = [
     ("promote_cli.probes.onnx", [f"ops-onnx-{opset}.json" for opset in (13, 17, 19, 21, 28)]),
     ("promote_cli.probes.tinygrad_ops", ["ops-tinygrad.json"]),
     ("promote_cli.probes.triton_ops", ["ops-triton.json"]),
+    ("promote_cli.probes.keras_ops", ["ops-keras.json"]),
 ]
 
 RECORDED = [(module, name) for module, names in PROBES for name in names]
