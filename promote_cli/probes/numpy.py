@@ -72,8 +72,8 @@ def _dtype_of(text: str):
     return PY_VALUES[text[3:]] if text.startswith("py:") else np_dtype(text.split(":")[-1])
 
 
-def ask(op: str, operands: list[str]) -> tuple[str | None, str | None]:
-    """``(result, None)`` or ``(None, message)`` for one case."""
+def ask(op: str, operands: list[str], make=make_operand) -> tuple[str | None, str | None]:
+    """``(result, None)`` or ``(None, message)`` for one case, its operands' values made by `make`."""
     import warnings  # noqa: PLC0415
 
     import numpy as np  # noqa: PLC0415
@@ -82,11 +82,11 @@ def ask(op: str, operands: list[str]) -> tuple[str | None, str | None]:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             if op == "add":
-                out = operator.add(*(make_operand(t) for t in operands))
+                out = operator.add(*(make(t) for t in operands))
             elif op == "promote_types":
                 out = np.promote_types(*(_dtype_of(t) for t in operands))
             elif op == "result_type":
-                out = np.result_type(*(make_operand(t) for t in operands))
+                out = np.result_type(*(make(t) for t in operands))
             else:
                 raise ValueError(f"unknown op {op}")
     except Exception as exc:  # noqa: BLE001 - every NumPy error is an answer
@@ -95,9 +95,9 @@ def ask(op: str, operands: list[str]) -> tuple[str | None, str | None]:
     return canonical(dtype), None
 
 
-def pair_cases():
-    """Every (op, a, b) asked."""
-    for pairs in pair_groups(TYPES, SCALARS):
+def pair_cases(types=TYPES):
+    """Every (op, a, b) asked, over `types`."""
+    for pairs in pair_groups(types, SCALARS):
         yield from (("promote_types", a, b) for a, b in without_0d(pairs))  # dtypes, not arrays
         for op in ("add", "result_type"):
             yield from ((op, a, b) for a, b in pairs)
