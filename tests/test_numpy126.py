@@ -1,0 +1,64 @@
+"""numpy@1.26: NumPy 1's value-based casting, checked against the recording's value cases
+(tests/data/recordings/numpy-1.26.json, ``values``) through `promote expr`, where a Python literal
+carries its value beside a typed array."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from promote_cli.expressions import ops
+from promote_cli.expressions.evaluate import evaluate
+from promote_cli.oracle import registry
+
+RECORDING = Path(__file__).parent / "data" / "recordings" / "numpy-1.26.json"
+#: value operands that are no literal of `promote expr` (not finite floats)
+NOT_LITERALS = ("py:nan", "py:-inf")
+
+
+def _literal_cases() -> list[tuple[str, str | None, str | None]]:
+    """(expression, result, error) of every ``add`` value case of an array and a Python literal."""
+    out = []
+    for op, a, b, _, result, error in json.loads(RECORDING.read_text(encoding="utf-8"))["values"]:
+        literal, array = (a, b) if a.startswith("py:") else (b, a)
+        if op != "add" or not literal.startswith("py:") or ":" in array or literal in NOT_LITERALS:
+            continue
+        text = f"({literal[3:]}) + x:{array}" if a == literal else f"x:{array} + ({literal[3:]})"
+        out.append((text, result, error))
+    return out
+
+
+CASES = _literal_cases()
+
+
+def test_the_recording_holds_value_cases_of_every_kind():
+    assert len(CASES) > 1000
+    values = {text.split("(")[-1] for text, _, _ in CASES}
+    assert {"300)", "-1)", "1.5)", "1e+300)", "True)", "1j)", "1+1j)", "9223372036854775808)"} <= values
+
+
+def test_every_python_literal_beside_an_array_promotes_as_numpy_1_26_recorded():
+    rs = registry.load("numpy@1.26")
+    bad = []
+    for text, result, error in CASES:
+        got = evaluate(rs, text, {}, ops.answer)
+        if got.result != result:
+            bad.append(f"{text}: NumPy 1.26 gives {result or error}, promote expr {got.result or got.refusal}")
+    assert not bad, f"{len(bad)} of {len(CASES)} disagree:\n" + "\n".join(bad[:20])
+
+
+@pytest.mark.parametrize(("expression", "numpy1", "numpy2"), [
+    ("x:i8 + 300", "i16", None),                 # NEP 50: OverflowError
+    ("x:u8 + -1", "i16", None),
+    ("x:i8 + 127", "i8", "i8"),
+    ("x:f16 + 65504.0", "f32", "f16"),           # min_scalar_type's float16 bound is 65000
+    ("x:f16 + 1e300", "f64", "f16"),
+    ("x:i8 + 1.5", "f64", "f64"),                # a higher kind counts as its own type
+    ("x:f16 + 1j", "c64", "c64"),                # float and complex are one kind to NumPy 1
+])
+def test_value_based_casting_against_nep_50(expression, numpy1, numpy2):
+    old = evaluate(registry.load("numpy@1.26"), expression, {}, ops.answer)
+    new = evaluate(registry.load("numpy"), expression, {}, ops.answer)
+    assert (old.result, new.result) == (numpy1, numpy2)
