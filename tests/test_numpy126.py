@@ -1,6 +1,7 @@
-"""numpy@1.26: NumPy 1's value-based casting, checked against the recording's value cases
-(tests/data/recordings/numpy-1.26.json, ``values``) through `promote expr`, where a Python literal
-carries its value beside a typed array."""
+"""numpy@1.26: NumPy 1's value-based casting.  tests/test_recordings.py compares every case of
+tests/data/recordings/numpy-1.26.json with `promote query`, value operands included; here the value
+cases of an array and a Python literal are asked through `promote expr` too, where the literal
+carries its value."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from pathlib import Path
 
 import pytest
 
+import promote_cli
 from promote_cli.expressions import ops
 from promote_cli.expressions.evaluate import evaluate
 from promote_cli.oracle import registry
+from promote_cli.vocab import operands
 
 RECORDING = Path(__file__).parent / "data" / "recordings" / "numpy-1.26.json"
 #: value operands that are no literal of `promote expr` (not finite floats)
@@ -21,9 +24,10 @@ NOT_LITERALS = ("py:nan", "py:-inf")
 def _literal_cases() -> list[tuple[str, str | None, str | None]]:
     """(expression, result, error) of every ``add`` value case of an array and a Python literal."""
     out = []
-    for op, a, b, _, result, error in json.loads(RECORDING.read_text(encoding="utf-8"))["values"]:
+    for op, a, b, _, result, error in json.loads(RECORDING.read_text(encoding="utf-8"))["cases"]:
         literal, array = (a, b) if a.startswith("py:") else (b, a)
-        if op != "add" or not literal.startswith("py:") or ":" in array or literal in NOT_LITERALS:
+        if op != "add" or not literal.startswith("py:") or not operands.parse(literal).has_value or ":" in array \
+                or literal in NOT_LITERALS:
             continue
         text = f"({literal[3:]}) + x:{array}" if a == literal else f"x:{array} + ({literal[3:]})"
         out.append((text, result, error))
@@ -62,3 +66,12 @@ def test_value_based_casting_against_nep_50(expression, numpy1, numpy2):
     old = evaluate(registry.load("numpy@1.26"), expression, {}, ops.answer)
     new = evaluate(registry.load("numpy"), expression, {}, ops.answer)
     assert (old.result, new.result) == (numpy1, numpy2)
+
+
+@pytest.mark.parametrize(("a", "b", "numpy1"), [
+    ("i8", "py:300", "i16"), ("i8", "0d:i64=300", "i16"), ("i8", "0d:i64=1", "i8"), ("u8", "py:-1", "i16"),
+    ("f16", "py:1e+300", "f64"), ("f16", "py:nan", "f16"), ("u8", "py:9223372036854775808", "u64"),
+    ("0d:i8", "py:300", "i64"),                  # two scalars: no values, Python's int is int64
+])
+def test_a_query_sees_the_value(a, b, numpy1):
+    assert promote_cli.query("numpy@1.26", a, b).result == numpy1

@@ -77,10 +77,10 @@ def test_a_numpy_trait_that_disagrees_with_the_first_spelling_is_refused(tmp_pat
 # --------------------------------------------------------------------------- recordings
 
 def _named(text) -> str | None:
-    """The dtype an operand or result names (None for a Python scalar or a refusal)."""
+    """The dtype an operand or result names (None for a Python scalar or a refusal; `0d:i64=300` names i64)."""
     if text is None or text.startswith("py:"):
         return None
-    return text.rpartition(":")[2]
+    return text.partition("=")[0].rpartition(":")[2]
 
 
 def _dtypes_of(recording: dict) -> set[str]:
@@ -131,7 +131,7 @@ def _asked(name: str) -> list:
         return [(op, a, b) for mode in tensorflow.MODES for prefer in (False, True) for op in tensorflow.OPS
                 for a, b in tensorflow.operand_pairs(op, mode, prefer)]
     if name.startswith("numpy-1."):
-        return list(numpy.pair_cases(numpy126.TYPES))
+        return [*numpy.pair_cases(numpy126.TYPES), *numpy126.value_cases()]
     if name.startswith("numpy"):
         return list(numpy.pair_cases())
     if name.startswith("jax"):

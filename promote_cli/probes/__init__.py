@@ -11,7 +11,7 @@ from promote_cli.errors import UsageError
 
 #: the keys of a recording that hold cases, written one case per line, in this order, last
 #: (``expressions``: an expression recording's cases, docs/recordings.md).
-CASE_LISTS = ("nary", "cases", "values", "expressions")
+CASE_LISTS = ("nary", "cases", "expressions")
 
 
 def write_recording(data: dict, path: str) -> None:

@@ -5,15 +5,15 @@ What is asked
     of every pair of dtypes as arrays, 0-d arrays and Python scalars; not its ``result_type``
     triples: NumPy 1 decides value-based casting over all operands at once, which the ruleset's
     pairwise N-ary answer does not model), over the types ml_dtypes 0.5.4 has (the newest ml_dtypes that supports
-    NumPy 1.26: 0.6 requires NumPy 2; 0.5.4 has no ``uint1`` and no ``complex32``), and
-    the value cases (`VALUES`, the recording's ``values`` list): ``add`` and ``result_type`` of
+    NumPy 1.26: 0.6 requires NumPy 2; 0.5.4 has no ``uint1`` and no ``complex32``), then
+    the value cases (`value_cases`, over `VALUES`): ``add`` and ``result_type`` of
     every dtype, as an array and as a 0-d array, with a Python scalar or a 0-d array whose
     value decides NumPy 1's answer (``py:300``, ``0d:i64=300``).  The binary operators and
     functions are the op recording's (`promote_cli.probes.numpy126_ops`).
 
 How a value operand is made
     ``py:LITERAL`` is the Python scalar of that literal (``nan``, ``inf`` and ``-inf`` are
-    floats); ``0d:DTYPE=LITERAL`` is ``np.array(value, dtype)`` (NumPy 1 treats a NumPy
+    floats: the contract's values, `promote_cli.vocab.values`); ``0d:DTYPE=LITERAL`` is ``np.array(value, dtype)`` (NumPy 1 treats a NumPy
     scalar as such a 0-d array).  A form without a value is what the NumPy 2 probe makes.
 
 NumPy is imported inside the functions only, so importing this module never fails
@@ -24,7 +24,6 @@ when the package is absent.
 
 from __future__ import annotations
 
-import ast
 import platform
 from functools import partial
 
@@ -32,6 +31,7 @@ from promote_cli.probes import numpy as current
 from promote_cli.probes.cases import ask_every
 from promote_cli.probes.dtype_names import np_dtype
 from promote_cli.probes.numpy_ops import named_result
+from promote_cli.vocab import operands
 
 FRAMEWORK = "numpy@1.26"
 PACKAGE = "numpy"
@@ -60,26 +60,17 @@ def version() -> str | None:
     return found if found is not None and found.startswith("1.") else None
 
 
-def literal(text: str):
-    """The Python scalar a value operand's literal spells (``nan``, ``inf``, ``-inf``: floats)."""
-    if text.lstrip("+-") in ("nan", "inf"):
-        return float(text)
-    value = ast.literal_eval(text)
-    if type(value) not in (bool, int, float, complex):
-        raise ValueError(f"{text!r} is not a Python scalar literal")
-    return value
-
-
 def make_operand(text: str):
-    """The value of an operand: a value operand as the module says, else as the NumPy 2 probe makes it."""
+    """The value of an operand: a value operand (read by the contract's parser) as the module says, else as
+    the NumPy 2 probe makes it."""
     import numpy as np  # noqa: PLC0415
 
-    head, _, value = text.partition("=")
-    if text.startswith("py:") and text[3:] not in current.PY_VALUES:
-        return literal(text[3:])
-    if value:
-        return np.array(literal(value), np_dtype(head[3:]))
-    return current.make_operand(text)
+    operand = operands.parse(text)
+    if not operand.has_value:
+        return current.make_operand(text)
+    if operand.form == operands.PYTHON:
+        return operand.value
+    return np.array(operand.value, np_dtype(operand.dtype.name))
 
 
 def value_cases():
@@ -106,8 +97,7 @@ def record() -> dict:
     import ml_dtypes  # noqa: PLC0415
 
     ask = partial(_named, partial(current.ask, make=make_operand))
-    cases, _ = ask_every(ask, current.pair_cases(TYPES), [], {})
-    values = [[op, a, b, {}, *ask(op, [a, b])] for op, a, b in value_cases()]
+    cases, _ = ask_every(ask, [*current.pair_cases(TYPES), *value_cases()], [], {})
     return {
         "ruleset": FRAMEWORK,
         "package": PACKAGE,
@@ -116,7 +106,6 @@ def record() -> dict:
         "probe": "promote_cli.probes.numpy126",
         "python": platform.python_version(),
         "cases": cases,
-        "values": values,
     }
 
 
