@@ -6,6 +6,7 @@ carries its value."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,52 @@ def test_value_based_casting_against_nep_50(expression, numpy1, numpy2):
 ])
 def test_a_query_sees_the_value(a, b, numpy1):
     assert promote_cli.query("numpy@1.26", a, b).result == numpy1
+
+
+# --------------------------------------------------------------------------- the migration view's counts
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "frameworks" / "numpy.md"
+_KINDS = ("another type", "NumPy 2 refuses", "NumPy 1.26 refuses")
+
+
+def _form(operand: str) -> str:
+    parsed = operands.parse(operand)
+    name = {"py": "Python scalar", "0d": "0-d array"}.get(parsed.form, "array")
+    return f"{name} with a value" if parsed.has_value else name
+
+
+def _change_table(operand_list: list[str]) -> str:
+    """The markdown table of `promote table --diff numpy@1.26 numpy --operands ...` over every dtype of
+    numpy@1.26: per pair of operand forms, the cells and how many changed, by kind of change."""
+    from promote_cli.probes import numpy126  # noqa: PLC0415
+
+    d = promote_cli.diff("numpy@1.26", "numpy", types=numpy126.TYPES, operands=operand_list)
+    forms = [_form(x) for x in d.types]
+    cells = Counter(tuple(sorted((fa, fb))) for fa in forms for fb in forms)
+    changed: Counter = Counter()
+    for row in d.differences:
+        old, new = row["numpy@1.26"], row["numpy"]
+        kind = _KINDS[0] if old and new else _KINDS[1] if old else _KINDS[2]
+        changed[tuple(sorted((_form(row["a"]), _form(row["b"])))), kind] += 1
+    lines = ["| operands | cells | " + " | ".join(_KINDS) + " |", "| --- | ---: | ---: | ---: | ---: |"]
+    for pair in sorted(cells):
+        counts = " | ".join(str(changed[pair, k]) for k in _KINDS)
+        lines.append(f"| {' and '.join(pair)} | {cells[pair]} | {counts} |")
+    total = " | ".join(str(sum(v for (_, k), v in changed.items() if k == kind)) for kind in _KINDS)
+    lines.append(f"| all | {sum(cells.values())} | {total} |")
+    return "\n".join(lines)
+
+
+def _migration_operands(with_values: bool) -> list[str]:
+    from promote_cli.probes import numpy126  # noqa: PLC0415
+
+    if with_values:
+        return list(numpy126.VALUES)
+    return [f"0d:{t}" for t in numpy126.TYPES] + ["py:bool", "py:int", "py:float", "py:complex"]
+
+
+@pytest.mark.parametrize("with_values", [False, True], ids=["forms", "values"])
+def test_the_migration_section_counts_what_the_rulesets_answer(with_values):
+    """docs/frameworks/numpy.md's tables of change are recomputed here, so they cannot go stale."""
+    table = _change_table(_migration_operands(with_values))
+    assert table in DOC.read_text(encoding="utf-8"), f"docs/frameworks/numpy.md should hold:\n{table}"
