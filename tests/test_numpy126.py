@@ -125,3 +125,13 @@ def test_the_migration_section_counts_what_the_rulesets_answer(with_values):
     """docs/frameworks/numpy.md's tables of change are recomputed here, so they cannot go stale."""
     table = _change_table(_migration_operands(with_values))
     assert table in DOC.read_text(encoding="utf-8"), f"docs/frameworks/numpy.md should hold:\n{table}"
+
+
+def test_verify_under_numpy_2_says_which_numpy_to_install():
+    """The probe asks NumPy 1 only: under NumPy 2 (this environment's) verify names the versions to install."""
+    from support import run_cli  # noqa: PLC0415
+
+    code, out, err = run_cli("verify", "-f", "numpy@1.26")
+    assert code == 2 and not out
+    assert err.strip() == ("promote: numpy@1.26 asks numpy==1.26.4 ml_dtypes==0.5.4, which is not installed here: "
+                           "pip install numpy==1.26.4 ml_dtypes==0.5.4 (or compare with a saved file: --recording FILE)")

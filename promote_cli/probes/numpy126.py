@@ -35,6 +35,8 @@ from promote_cli.vocab import operands
 
 FRAMEWORK = "numpy@1.26"
 PACKAGE = "numpy"
+#: what pip installs for this probe (`promote verify` says it where NumPy 1 is not there)
+INSTALL = "numpy==1.26.4 ml_dtypes==0.5.4"
 
 #: the types ml_dtypes 0.5.4 lacks (it has uint1 and complex32 from 0.6 on)
 ABSENT = ("u1", "c32")
@@ -93,7 +95,7 @@ def record() -> dict:
     """Ask every case; return a recording (see docs/recordings.md)."""
     ver = version()
     if ver is None:
-        raise RuntimeError("numpy 1.x and ml_dtypes are not importable; pip install numpy==1.26.4 ml_dtypes==0.5.4")
+        raise RuntimeError(f"numpy 1.x and ml_dtypes are not importable; pip install {INSTALL}")
     import ml_dtypes  # noqa: PLC0415
 
     ask = partial(_named, partial(current.ask, make=make_operand))

@@ -11,11 +11,11 @@ scalars): the value cases are the pair recording's.
 from __future__ import annotations
 
 from promote_cli.probes import numpy_ops
-from promote_cli.probes.numpy126 import FRAMEWORK, PACKAGE, TYPES, version
+from promote_cli.probes.numpy126 import FRAMEWORK, INSTALL, PACKAGE, TYPES, version
 from promote_cli.probes.numpy_ops import WHERE_CONDITIONS
 from promote_cli.probes.opsweep import OPERATORS
 
-__all__ = ["FRAMEWORK", "PACKAGE", "WHERE_CONDITIONS", "OPERATORS", "OPS", "ALIASES", "record_ops"]
+__all__ = ["FRAMEWORK", "PACKAGE", "INSTALL", "WHERE_CONDITIONS", "OPERATORS", "OPS", "ALIASES", "record_ops"]
 
 #: the ufunc each operator calls on arrays (``a + b`` is ``np.add(a, b)``): asked as the operator
 CALLED = ("add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder", "mod", "power",
@@ -35,7 +35,7 @@ ALIASES = {name: other for name, other in numpy_ops.ALIASES.items() if name in O
 def record_ops(ruleset: str = FRAMEWORK) -> dict:
     """Ask every op of `OPS` over `TYPES`: an op recording."""
     if version() is None:
-        raise RuntimeError("numpy 1.x and ml_dtypes are not importable; pip install numpy==1.26.4 ml_dtypes==0.5.4")
+        raise RuntimeError(f"numpy 1.x and ml_dtypes are not importable; pip install {INSTALL}")
     return numpy_ops.record_ops(ruleset, TYPES, OPS, "promote_cli.probes.numpy126_ops")
 
 
