@@ -135,3 +135,20 @@ def test_verify_under_numpy_2_says_which_numpy_to_install():
     assert code == 2 and not out
     assert err.strip() == ("promote: numpy@1.26 asks numpy==1.26.4 ml_dtypes==0.5.4, which is not installed here: "
                            "pip install numpy==1.26.4 ml_dtypes==0.5.4 (or compare with a saved file: --recording FILE)")
+
+
+@pytest.mark.parametrize(("a", "b", "op", "numpy1"), [
+    ("u8", "py:300", "+", "u16"),                # np.result_type: uint16 holds 300
+    ("u8", "py:300", "//", "i16"),               # the linear search reaches int16's loop before uint16's
+    ("u8", "0d:i64=300", "%", "i16"),
+    ("u8", "py:300", "&", "i16"),
+    ("u8", "py:300", "fmod", "i16"),
+    ("u16", "0d:i32=70000", "**", "i32"),
+    ("u8", "py:200", "//", "u8"),                # uint8 holds it: its own loop
+    ("i8", "0d:i8=-1", "**", None),              # integers to a negative integer power
+    ("i8", "py:-9223372036854775809", "==", "bool"),   # an object comparison
+    ("i8", "py:-9223372036854775809", "+", None),      # an object array
+])
+def test_ops_with_values_as_numpy_1_26_4_gives_them(a, b, op, numpy1):
+    """Each answer was asked of NumPy 1.26.4 (`a OP b` on an array of shape (2,) and the value)."""
+    assert promote_cli.query("numpy@1.26", a, b, op=op).result == numpy1
