@@ -29,14 +29,15 @@ from promote_cli.vocab.dtypes import DTYPES, DType, aliases, lookup
 from promote_cli.vocab.operands import Operand
 from promote_cli.vocab.operands import parse as parse_operand
 
-__all__ = ["query", "query_n", "ops", "batch", "batch_write", "table", "diff", "parse_side", "check", "explain", "expect",
+__all__ = ["query", "query_n", "ops", "batch", "batch_write", "table", "diff", "parse_side", "port", "check", "explain",
+           "expect",
            "expr", "lattice", "load", "frameworks", "framework_names", "shadowed", "is_default", "dtypes", "aliases",
            "spellings", "verify", "validate", "cast_pairs", "cast_array", "cast_file", "plan_cast", "run_cast",
            "cast_totals", "defer_signals", "interrupted_by", "rescale_array", "rescale_file", "rescale_table", "render",
            "write_output", "write_outputs", "lookup", "parse_operand",
            # what the functions return
            "Answer", "BatchLine", "Matrix", "Diff", "Column", "Check", "Explanation", "ExpectReport", "Expectation",
-           "ExprResult", "Order", "Ruleset", "Report", "FileCheck", "CastRequest", "CastPlan", "Outcome",
+           "ExprResult", "Order", "Ruleset", "Report", "Port", "PortCase", "FileCheck", "CastRequest", "CastPlan", "Outcome",
            "CastReport", "CastTotals", "RescaleReport", "DType", "DTYPES", "Operand",
            "PromoteError", "Refusal", "RuleDefect", "RuleFileError", "RulesHidden", "UsageError"]
 
@@ -52,6 +53,8 @@ LAZY = {
     "Diff": "promote_cli.oracle.matrix.Diff",
     "Column": "promote_cli.oracle.matrix.Column",
     "Check": "promote_cli.oracle.properties.Check",
+    "Port": "promote_cli.oracle.port.Port",
+    "PortCase": "promote_cli.oracle.port.PortCase",
     "Explanation": "promote_cli.oracle.explain.Explanation",
     "ExpectReport": "promote_cli.oracle.expect.ExpectReport",
     "Expectation": "promote_cli.oracle.expect.Expectation",
@@ -242,6 +245,25 @@ def _arity(rs, op: str) -> int:
         raise UsageError(f"{op} takes three operands, which no table shows: ask `promote query A B C --op {op}` "
                          "or --batch")
     return arity
+
+
+def port(source, target, op: list[str] | str | None = None, types: list[str] | str | None = None,
+         kinds: list[str] | str | None = None):
+    """The casts that make `target` reproduce `source` (a `Port`: `.ops`, `.cases`, `.counts()`, `.summary()`).
+
+    `port("torch", "onnx", op="+")`: each side a name, a spec `NAME[@VERSION][:KEY=VALUE,...]` or a pair (NAME,
+    options); `op` one op name or several, as either side names it (`Add`, `+`, `sum`; default: every op the
+    source has that the target has too); `types` the source's dtypes asked (default: all); `kinds` the operand
+    forms beside tensors (`"0d,py,weak"`; default `"all"`: those the source distinguishes). For every case the
+    target answers differently or refuses: the input casts, the target's answer for the cast inputs and the
+    output cast that give the source's dtype (each checked by the target's rules), or why none does.
+    """
+    from promote_cli.oracle.port import port as _port
+
+    ops = [op] if isinstance(op, str) else op
+    if isinstance(types, str):
+        types = [t for t in types.replace(",", " ").split() if t]
+    return _port(_ask, source, target, ops, types, kinds)
 
 
 def check(framework: str, op: str | None = None, options: dict | None = None, forms="tensor", limit: int = 5) -> Check:

@@ -42,11 +42,15 @@ def _spellings(rng: random.Random) -> list[str]:
 
 def _stream(seed: int, n: int, newline: bytes = b"\n", last: bytes = b"\n") -> bytes:
     """`n` generated lines: pairs of spellings (aliases, letter case, forms), now and then spaced and
-    commented, and every tenth line or so one of `BAD`; `last` ends the stream."""
+    commented, and every tenth line or so one of `BAD`, and in the middle an unknown dtype (however the
+    vocabulary's spellings move the draws, a stream holds a usage error); `last` ends the stream."""
     rng = random.Random(seed)
     words = _spellings(rng)
     lines = []
     for number in range(n):
+        if number == n // 2:
+            lines.append(b"frob i8")
+            continue
         if rng.random() < 0.1:
             lines.append(rng.choice(BAD))
             continue

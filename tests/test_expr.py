@@ -351,7 +351,7 @@ def test_explain_names_the_op_an_operator_is_promoted_as():
 
 
 @pytest.mark.parametrize("fw", ["jax", "numpy", "torch", "paddle", "tensorflow", "array-api", "anvil", "tosa",
-                                "openvino", "cann"])
+                                "openvino", "cann", "mlx"])
 def test_generated_expressions_never_meet_a_rule_defect(fw):
     """Well-formed expressions over one variable set give a result, a refusal or a usage error for what the
     framework lacks (a literal, an operator, a type): never a rule that fails (a RuleDefect)."""

@@ -77,7 +77,7 @@ def test_every_case_is_well_formed(name):
         parse(text)
         assert isinstance(options, dict) and set(options) <= set(rs.options), case
         for key, value in options.items():
-            choices = rs.options[key].values
+            choices = [str(c) for c in rs.options[key].values]  # a dtype option's values are dtypes
             assert (isinstance(value, bool) if rs.options[key].type == "bool" else value in choices), case
         assert (result is None) != (error is None), case
         if result is not None:
@@ -261,7 +261,8 @@ for _name in NAMES:
 
 def _effective(name: str, options: dict) -> dict:
     """A case's options with the ruleset's defaults filled in (array-api@2022.12's {} is api_version=2022.12)."""
-    return {**{k: o.default for k, o in registry.load(name).options.items()}, **options}
+    defaults = {k: str(o.default) if o.type == "dtype" else o.default for k, o in registry.load(name).options.items()}
+    return {**defaults, **options}
 
 
 @pytest.mark.parametrize("page", sorted(PAGES))
@@ -370,6 +371,8 @@ def test_live_verify_asks_the_expressions_too(monkeypatch):
     op_recording = json.loads((RECORDINGS / "ops-jax.json").read_text(encoding="utf-8"))
     op_recording["rows"] = [row for row in op_recording["rows"] if row[0] == "sum"]   # the op groups are asked too
     monkeypatch.setattr(jax_ops, "record_ops", lambda name: op_recording)
+    values = json.loads((RECORDINGS / "values" / "jax.json").read_text(encoding="utf-8"))
+    monkeypatch.setattr(jax_probe, "record_values", lambda name: values)   # the value cases are asked too
     monkeypatch.setattr(expressions, "record", lambda name: asked.append(name) or data)
     report = promote_cli_verify("jax")
     assert asked == ["jax"] and not report.mismatches
@@ -426,6 +429,8 @@ def test_live_verify_of_a_versioned_ruleset_asks_that_versions_expressions(monke
     asked = []
     monkeypatch.setattr(array_api_probe, "version", lambda: pairs["version"])
     monkeypatch.setattr(array_api_probe, "record_for", lambda name: pairs)
+    values = json.loads((RECORDINGS / "values" / "array-api-2024.12.json").read_text(encoding="utf-8"))
+    monkeypatch.setattr(array_api_probe, "record_values", lambda name: values)   # the value cases are asked too
     monkeypatch.setattr(expressions, "record", lambda name: asked.append(name) or data)
     report = promote_cli_verify("array-api@2024.12")
     assert asked == ["array-api@2024.12"] and not report.mismatches

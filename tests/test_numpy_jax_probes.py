@@ -126,14 +126,21 @@ def test_verify_asks_a_versioned_probe_for_the_version_named(monkeypatch):
                               / f"ops-array-api-{ruleset.partition('@')[2]}.json")
         return dict(data, rows=[row for row in data["rows"] if row[0] == "sum"])
 
+    def record_values(ruleset):  # the value probe answers with the committed recording
+        asked.append(f"values of {ruleset}")
+        return load_recording(Path(__file__).resolve().parents[1] / "tests" / "data" / "recordings" / "values"
+                              / f"array-api-{ruleset.partition('@')[2]}.json")
+
     monkeypatch.setattr(probe, "version", lambda: "2.6.1")
     monkeypatch.setattr(probe, "record_for", record_for)
+    monkeypatch.setattr(probe, "record_values", record_values)
     monkeypatch.setattr(expressions, "record", record_expressions)
     monkeypatch.setattr(array_api_ops, "record_ops", record_ops)
     report = run("array-api@2023.12")
-    assert asked == ["array-api@2023.12", "expressions of array-api@2023.12", "ops of array-api@2023.12"]
+    assert asked == ["array-api@2023.12", "expressions of array-api@2023.12", "ops of array-api@2023.12",
+                     "values of array-api@2023.12"]
     assert report.agrees and report.cases == 1
-    assert sorted(label for label, _, _ in report.checks) == ["ops", "whole expressions"]
+    assert sorted(label for label, _, _ in report.checks) == ["ops", "values", "whole expressions"]
     assert not run("array-api@2025.12").agrees
 
 

@@ -27,6 +27,10 @@ PROBES = [
     ("promote_cli.probes.paddle_ops", ["ops-paddle.json"]),
     ("promote_cli.probes.jax_ops", ["ops-jax.json"]),
     ("promote_cli.probes.tensorflow_ops", ["ops-tensorflow.json"]),
+    ("promote_cli.probes.mlx_ops", ["ops-mlx.json"]),
+    ("promote_cli.probes.onnx", [f"ops-onnx-{opset}.json" for opset in (13, 17, 19, 21, 28)]),
+    ("promote_cli.probes.tinygrad_ops", ["ops-tinygrad.json"]),
+    ("promote_cli.probes.triton_ops", ["ops-triton.json"]),
 ]
 
 RECORDED = [(module, name) for module, names in PROBES for name in names]

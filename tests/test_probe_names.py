@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from promote_cli.probes import array_api, dtype_names, jax, numpy, numpy126, openvino, paddle, tensorflow, torch, tosa
+from promote_cli.probes import (array_api, dtype_names, jax, mlx, numpy, numpy126, openvino, paddle, tensorflow,
+                                tinygrad, torch, tosa, triton)
 from promote_cli.vocab import dtypes
 from promote_cli.vocab.dtypes import DTYPES, lookup, native_names
 
@@ -20,6 +21,9 @@ ASKING = {
     tensorflow: ("tensorflow", tensorflow.ASKED),
     paddle: ("paddle", paddle.ASKED),
     openvino: ("openvino", openvino.ASKED),
+    mlx: ("mlx", mlx.ASKED),
+    tinygrad: ("tinygrad", tinygrad.ASKED),
+    triton: ("triton", triton.TYPES),
 }
 
 
@@ -43,7 +47,8 @@ def test_the_numpy_style_names_are_the_numpy_and_ml_dtypes_spellings():
     ("tensorflow", "f8e4m3", "float8_e4m3fn"), ("tensorflow", "u4", "uint4"), ("paddle", "u16", "uint16"),
     ("openvino", "bool", "boolean"), ("openvino", "u1", "u1"), ("numpy", "bool", "bool"),
     ("ml_dtypes", "f8e4m3ieee", "float8_e4m3"), ("ml_dtypes", "u1", "uint1"), ("tosa", "f16", "fp16_t"),
-    ("tosa_serializer", "f8e4m3", "FP8E4M3"),
+    ("tosa_serializer", "f8e4m3", "FP8E4M3"), ("tinygrad", "i8", "char"), ("tinygrad", "f16", "half"),
+    ("tinygrad", "f8e4m3", "fp8e4m3"),
 ])
 def test_the_first_spelling_is_the_frameworks_own_name(framework, canonical, own):
     assert native_names(framework)[canonical] == own
@@ -51,7 +56,7 @@ def test_the_first_spelling_is_the_frameworks_own_name(framework, canonical, own
 
 
 def test_native_names_follow_the_contracts_order():
-    for framework in ("torch", "tensorflow", "paddle", "openvino", "numpy", "ml_dtypes"):
+    for framework in ("torch", "tensorflow", "paddle", "openvino", "numpy", "ml_dtypes", "tinygrad"):
         names = list(native_names(framework))
         assert names == [n for n in DTYPES if n in names], framework
     assert native_names("no such framework") == {}
@@ -77,10 +82,10 @@ def test_a_numpy_trait_that_disagrees_with_the_first_spelling_is_refused(tmp_pat
 # --------------------------------------------------------------------------- recordings
 
 def _named(text) -> str | None:
-    """The dtype an operand or result names (None for a Python scalar or a refusal; `0d:i64=300` names i64)."""
+    """The dtype an operand or result names (None for a Python scalar or a refusal; `0d:i64=300`: i64)."""
     if text is None or text.startswith("py:"):
         return None
-    return text.partition("=")[0].rpartition(":")[2]
+    return text.rpartition(":")[2].partition("=")[0]
 
 
 def _dtypes_of(recording: dict) -> set[str]:
@@ -102,6 +107,9 @@ COVERS = {
     "jax-*.json": lambda: jax.TYPES,
     "array-api-*.json": lambda: array_api.NAMES,
     "tosa-ops.json": lambda: tosa.TO_TOSA,
+    "mlx-*.json": lambda: mlx.TO_MLX,
+    "tinygrad-*.json": lambda: tinygrad.TO_TINYGRAD,
+    "triton-*.json": lambda: triton.TO_TRITON,
 }
 
 
@@ -138,6 +146,12 @@ def _asked(name: str) -> list:
         return list(jax.pair_cases()) * 2 * len(jax.MODES)  # per x64 value, per promotion mode
     if name.startswith("array-api"):
         return list(array_api.pair_cases())
+    if name.startswith("mlx"):
+        return list(mlx.pair_cases())
+    if name.startswith("tinygrad"):
+        return [(op, a, b) for op, a, b, _ in tinygrad.pair_cases()]
+    if name.startswith("triton"):
+        return [("+", a, b) for _ in triton.TARGETS for a, b in triton.operand_pairs()]  # per target
     return [(openvino.OP, openvino.operand(a, ra), openvino.operand(b, rb)) for a, b, ra, rb, _ in openvino.cases()]
 
 

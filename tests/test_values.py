@@ -64,9 +64,9 @@ def test_a_kind_is_still_any_value_and_differs_from_a_value():
     assert operands.parse("0d:i64=300") == operands.parse("0d:int64=300") != operands.parse("0d:i64=301")
 
 
-def test_only_a_python_scalar_or_a_rank0_operand_keeps_a_value():
+def test_a_tensor_has_no_value_and_a_weak_operand_keeps_one_as_a_ruleset_reads_a_python_scalar():
     x = operands.parse("0d:i64=300")
-    assert str(x.with_form("tensor")) == "i64" and str(x.with_form("weak")) == "weak:i64"
+    assert str(x.with_form("tensor")) == "i64" and str(x.with_form("weak")) == "weak:i64=300"
     assert str(Operand("tensor", x.dtype, None, 3)) == "i64"
 
 

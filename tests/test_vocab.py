@@ -28,12 +28,12 @@ def test_order_follows_the_contract():
     names = list(DTYPES)
     kinds = [DTYPES[n].kind for n in names]
     assert names[0] == "bool" and names[-3:] == ["c32", "c64", "c128"]
-    assert kinds == ["bool"] + ["signed"] * 5 + ["unsigned"] * 6 + ["signed", "unsigned"] + ["float"] * 16 + [
+    assert kinds == ["bool"] + ["signed"] * 5 + ["unsigned"] * 6 + ["signed", "unsigned"] + ["float"] * 17 + [
         "complex"] * 3
     assert names[names.index("u64") + 1:names.index("u64") + 3] == ["i2", "u2"]
     assert names.index("f4e2m1") == names.index("u2") + 1
     assert names[names.index("f8e5m2"):names.index("bf16")] == [
-        "f8e5m2", "f8e8m0", "f8e4m3ieee", "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz", "f8e3m4", "nf4"]
+        "f8e5m2", "f8e8m0", "f8e4m3ieee", "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz", "f8e4m3b15", "f8e3m4", "nf4"]
 
 
 # --------------------------------------------------------------------------- derived traits
@@ -93,7 +93,15 @@ def test_types_numpy_lacks_have_stated_or_derived_ranges():
     assert lookup("nf4").max == 1.0 and lookup("nf4").min == -1.0
     assert (lookup("u1").max, lookup("u1").min) == (1, 0)
     assert lookup("c32").max == lookup("f16").max
-    assert set(d.name for d in DTYPES.values() if not d.numpy) == {"u1", "nf4", "c32"}
+    assert set(d.name for d in DTYPES.values() if not d.numpy) == {"u1", "nf4", "c32", "f8e4m3b15"}
+
+
+def test_e4m3_with_bias_15_has_every_pattern_finite():
+    """Triton's fp8e4b15: E4M3 with bias 15, no inf and no NaN, so 0x7f is 1.875 (2**0 * 1.875)."""
+    d = lookup("f8e4m3b15")
+    assert (d.has_inf, d.has_nan, d.max, d.min) == (False, False, 1.875, -1.875)
+    assert (d.smallest_normal, d.smallest_subnormal) == (2.0 ** -14, 2.0 ** -17)
+    assert lookup("fp8e4b15") is d
 
 
 # --------------------------------------------------------------------------- spellings

@@ -31,6 +31,8 @@ COMMANDS = {
     "expr": ("promote_cli.cli.commands.expr", "expr", "The result type of a whole expression, node by node."),
     "explain": ("promote_cli.cli.commands.explain", "explain", "Which rule decides a pair, and what other options give."),
     "expect": ("promote_cli.cli.commands.explain", "expect", "Check a file of expected answers (for CI)."),
+    "port": ("promote_cli.cli.commands.port", "port",
+             "The casts that make a target framework reproduce a source framework's dtypes."),
     "check": ("promote_cli.cli.commands.check", "check",
               "Properties of a ruleset (commutative, associative, lossless, consistent) and its claims."),
     "lattice": ("promote_cli.cli.commands.lattice", "lattice", "The Hasse diagram of a ruleset's order (dot, mermaid)."),

@@ -17,6 +17,7 @@ keeps the base method, which raises `UsageError`. The payloads:
                                 summary (`diff_summary`) is in the payload only where `summarises`
                                 says so (rich, json), else the command prints it on stderr
     records(Records)            a listing: header, rows of strings, and the JSON records
+    port(Port)                  `promote port`: per op, the cases needing casts (json: one object a line)
     report(Report, limit)       `promote verify`: disagreements (at most `limit` in text) and verdicts
     validation([FileCheck])     `promote validate`: every problem of every file
     cast_outcome(Outcome, hit)  one file of `promote cast`: its report (and the --fail-on conditions
@@ -74,6 +75,18 @@ class Records(Record):
     details: list[Section] = factory(list)
 
 
+#: the columns of a `promote port` listing (csv adds the op in front)
+PORT_HEADER = ["operands", "source", "target", "casts", "compute", "output cast", "lossless", "cannot because"]
+
+
+def port_row(case) -> list[str]:
+    """One case of `promote port` as the cells of a listing: the op, then `PORT_HEADER`'s columns."""
+    casts = ", ".join(f"#{c['operand']} -> {c['to']}" for c in case.casts)
+    return [case.op, " ".join(case.operands), case.source, case.target or REFUSED_TEXT, casts,
+            case.compute or "", case.output_cast or "", "" if case.lossless is None else str(case.lossless).lower(),
+            case.impossible or ""]
+
+
 class Format:
     """The interface; see the module docstring."""
 
@@ -81,6 +94,7 @@ class Format:
     summarises = False  # whether `diff` holds the diff's summary (else the command prints it on stderr)
     unanswered = "the `error:` lines"  # where a batch's lines that could not be answered are, in its output
     refused_mark = REFUSED_TEXT  # how a column of an op's results shows a refusal
+    heading = "{title}\n"  # a titled block's heading line where the listing does not show its title
 
     def __init__(self, color: bool = False, width: int | None = None):
         self.color = color
@@ -107,6 +121,17 @@ class Format:
     def column(self, c) -> str:
         """An op of one operand over its operands (`promote table --op sum`): a listing of each side's result."""
         return self.records(column_records(c, self.refused_mark))
+
+    def port(self, p) -> str:
+        """`promote port`: per op, a listing of the cases that need casts or cannot be reproduced."""
+        out = []
+        for one in p.ops:
+            if one.cases:
+                title = f"{one.op} ({p.source}: {one.source_op}, {p.target}: {one.target_op})"
+                table = self.records(Records(title, PORT_HEADER, [port_row(c)[1:] for c in one.cases],
+                                             [c.to_dict() for c in one.cases]))
+                out.append(self.heading.format(title=title) + table)
+        return "\n".join(out)
 
     def report(self, r, limit: int) -> str:
         self._none("a verification report")

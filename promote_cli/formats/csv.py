@@ -6,7 +6,17 @@ from __future__ import annotations
 import csv
 import io
 
-from promote_cli.formats import REFUSED_CSV, Format, Records, corner, diff_rows, matrix_rows, side_heads
+from promote_cli.formats import (
+    PORT_HEADER,
+    REFUSED_CSV,
+    Format,
+    Records,
+    corner,
+    diff_rows,
+    matrix_rows,
+    port_row,
+    side_heads,
+)
 
 
 def _rows(header: list[str], rows) -> str:
@@ -29,6 +39,9 @@ class Csv(Format):
 
     def records(self, r: Records) -> str:
         return _rows(r.header, r.rows)
+
+    def port(self, p) -> str:
+        return _rows(["op", *PORT_HEADER], [port_row(c) for c in p.cases])
 
 
 FORMAT = Csv

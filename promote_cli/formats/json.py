@@ -59,6 +59,9 @@ class Json(Format):
     def records(self, r: Records) -> str:
         return dumps(r.data) + "\n"
 
+    def port(self, p) -> str:
+        return "".join(dumps(c.to_dict()) + "\n" for c in p.cases)
+
     def report(self, r, limit: int) -> str:
         return dumps({"framework": r.framework, "ruleset": r.ruleset, "against": r.source, "cases": r.cases,
                       "disagreements": [m.__dict__ for m in r.mismatches],

@@ -21,6 +21,8 @@ def _table(header: list[str], rows: list[list[str]]) -> str:
 
 
 class Markdown(Format):
+
+    heading = "### {title}\n\n"
     name = "markdown"
     refused_mark = REFUSED_MARKDOWN
 

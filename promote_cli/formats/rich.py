@@ -52,6 +52,8 @@ def _legend(rows, what: str) -> list[str]:
 
 
 class Rich(Format):
+
+    heading = ""
     name = "rich"
     refused_mark = REFUSED_MARKDOWN
     summarises = True

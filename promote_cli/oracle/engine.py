@@ -388,7 +388,7 @@ def normalise(rs: Ruleset, x: Operand | str) -> Operand:
             mapped = policy.python.get(x.pykind)
             if mapped is None:
                 raise UsageError(f"{rs.key} has no Python {x.pykind} scalars")
-            x = mapped
+            x = Operand(mapped.form, mapped.dtype, mapped.pykind, x.value)  # the value stays for the rules
         elif policy.python == "refuse":
             raise UsageError(policy.refuse_message or f"{rs.key} has no rules for Python scalars like {x}")
     if x.dtype is not None and x.dtype not in rs.type_set:

@@ -28,6 +28,7 @@ import itertools
 import operator
 import platform
 
+from promote_cli.probes import cases as operand_cases
 from promote_cli.probes.cases import ask_every, pair_groups
 from promote_cli.probes.dtype_names import NATIVE, PY_VALUES, canonical, first_line
 
@@ -65,9 +66,11 @@ def make_operand(text: str):
     import array_api_strict as xp  # noqa: PLC0415
 
     if text.startswith("py:"):
-        return PY_VALUES[text[3:]]
+        return operand_cases.python_scalar(text, PY_VALUES)
     if text.startswith("0d:"):
-        return xp.ones((), dtype=getattr(xp, NAMES[text[3:]]))
+        value = operand_cases.rank0_value(text)
+        dtype = getattr(xp, NAMES[text[3:].partition("=")[0]])
+        return xp.ones((), dtype=dtype) if value is None else xp.asarray(value, dtype=dtype)
     return xp.ones(2, dtype=getattr(xp, NAMES[text]))
 
 
@@ -96,8 +99,8 @@ def pair_cases():
         yield "result_type", s, r
 
 
-def record(api_version: str | None = None) -> dict:
-    """Ask every case under one standard version (default: the newest supported)."""
+def _under(api_version: str | None, asking):
+    """(the head of a recording, what `asking()` gives) under one standard version (default: the newest)."""
     ver = version()
     if ver is None:
         raise RuntimeError("array-api-strict is not importable; pip install array-api-strict")
@@ -111,19 +114,32 @@ def record(api_version: str | None = None) -> dict:
         warnings.simplefilter("ignore")
         xp.set_array_api_strict_flags(api_version=api_version)
         try:
-            cases, nary = ask_every(ask, pair_cases(), TRIPLE_OPERANDS, {})
+            got = asking()
         finally:
             xp.set_array_api_strict_flags(api_version=before)
-    return {
-        "ruleset": f"{FRAMEWORK}@{api_version}",
-        "package": PACKAGE,
-        "version": ver,
-        "api_version": api_version,
-        "probe": "promote_cli.probes.array_api",
-        "python": platform.python_version(),
-        "nary": nary,
-        "cases": cases,
-    }
+    head = {"ruleset": f"{FRAMEWORK}@{api_version}", "package": PACKAGE, "version": ver, "api_version": api_version,
+            "probe": "promote_cli.probes.array_api", "python": platform.python_version()}
+    return head, got
+
+
+def record(api_version: str | None = None) -> dict:
+    """Ask every case under one standard version (default: the newest supported)."""
+    head, (cases, nary) = _under(api_version, lambda: ask_every(ask, pair_cases(), TRIPLE_OPERANDS, {}))
+    return {**head, "nary": nary, "cases": cases}
+
+
+#: the ops the value recording asks, as the rulesets name them -> as `ask` does (its `add` is the operator; the
+#: function xp.add takes no Python scalar before 2024.12)
+VALUE_OPS = {"+": "add", "result_type": "result_type"}
+
+
+def record_values(ruleset: str | None = None) -> dict:
+    """Every dtype's array with every value operand (`cases.VALUES`), both orders, under the ruleset's standard
+    version: a value recording."""
+    _, _, api_version = (ruleset or "").partition("@")
+    head, got = _under(api_version or None, lambda: operand_cases.record_values(
+        lambda options: lambda op, pair: ask(VALUE_OPS[op], pair), TYPES, {}, ops=VALUE_OPS))
+    return {**head, **got}
 
 
 def record_for(ruleset: str) -> dict:
@@ -137,6 +153,13 @@ if __name__ == "__main__":  # pragma: no cover - used to refresh the recordings
 
     from promote_cli.probes import write_recording
 
+    if sys.argv[1:2] == ["--values"]:
+        from promote_cli.probes.opcases import write_op_recording
+
+        directory = sys.argv[2] if len(sys.argv) > 2 else "tests/data/recordings/values"
+        for api in api_versions():
+            write_op_recording(record_values(f"{FRAMEWORK}@{api}"), f"{directory}/array-api-{api}.json")
+        sys.exit(0)
     directory = sys.argv[1] if len(sys.argv) > 1 else "tests/data/recordings"
     for api in api_versions():
         write_recording(record(api), f"{directory}/array-api-{api}.json")

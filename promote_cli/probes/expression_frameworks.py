@@ -17,9 +17,11 @@ from abc import ABC, abstractmethod
 from promote_cli.oracle import registry
 from promote_cli.probes import array_api as array_api_probe
 from promote_cli.probes import jax as jax_probe
+from promote_cli.probes import mlx as mlx_probe
 from promote_cli.probes import numpy as numpy_probe
 from promote_cli.probes import paddle as paddle_probe
 from promote_cli.probes import tensorflow as tensorflow_probe
+from promote_cli.probes import tinygrad as tinygrad_probe
 from promote_cli.probes import torch as torch_probe
 from promote_cli.probes.dtype_names import canonical, first_line, np_dtype
 from promote_cli.vocab.operands import PYTHON, RANK0, WEAK, Operand
@@ -369,9 +371,89 @@ class ArrayAPI(Framework):
         return first_line(exc)
 
 
+class MLX(Framework):
+    """``mlx.core`` arrays on the CPU; a result is evaluated, so a kernel's failure is its error."""
+
+    name, package, probe = "mlx", mlx_probe.PACKAGE, mlx_probe
+
+    def types(self):
+        return set(mlx_probe.TO_MLX)
+
+    def setup(self, options):
+        import mlx.core as mx  # noqa: PLC0415
+
+        mx.set_default_device(mx.cpu)
+
+    def value(self, operand):
+        import mlx.core as mx  # noqa: PLC0415
+
+        if operand.form == PYTHON:
+            return _python_value(operand)
+        shape, elements = _elements(operand)
+        return mx.array(elements, dtype=getattr(mx, mlx_probe.TO_MLX[operand.dtype.name])).reshape(shape)
+
+    def namespace(self):
+        import mlx.core as mx  # noqa: PLC0415
+
+        return mx
+
+    def form(self, value):
+        import mlx.core as mx  # noqa: PLC0415
+
+        if isinstance(value, mx.array):
+            mx.eval(value)
+            return _shaped_form(value.ndim, mlx_probe.dtype_name(value.dtype))
+
+
+class TinyGrad(Framework):
+    """tinygrad on its emulator (``DEV=PYTHON``): dtypes are decided while the graph is built, nothing is
+    realised.  Its defaults are the environment variables ``DEFAULT_INT`` and ``DEFAULT_FLOAT`` (the pair
+    probes set them with ``Context``).  Its calls are Tensor methods (``x.maximum(y)``, ``c.where(x, y)``):
+    with a Python scalar first they fail as they would in a script.  Its weak Tensors are those a Python
+    scalar makes (``Tensor(3)``), of no dtype of their own: weak variables are not asked."""
+
+    name, package, probe = tinygrad_probe.FRAMEWORK, tinygrad_probe.PACKAGE, tinygrad_probe
+    option_sets = tuple(tinygrad_probe.OPTIONS)
+
+    def types(self):
+        return set(tinygrad_probe.ASKED)
+
+    def environment(self, options):
+        return {"DEV": os.environ.get("DEV", tinygrad_probe.DEVICE),
+                "DEFAULT_INT": tinygrad_probe.DEFAULT_INTS[options["default_int"]],
+                "DEFAULT_FLOAT": tinygrad_probe.DEFAULT_FLOATS[options["default_float"]]}
+
+    def setup(self, options):
+        self.options = options
+
+    def value(self, operand):
+        from tinygrad import Tensor  # noqa: PLC0415
+
+        if operand.form == PYTHON:
+            return _python_value(operand)
+        shape, _ = _elements(operand)
+        return Tensor.empty(*shape, dtype=tinygrad_probe.dtype_of(operand.dtype.name))
+
+    def namespace(self):
+        from tinygrad import Tensor  # noqa: PLC0415
+
+        return Tensor
+
+    def form(self, value):
+        from tinygrad import Tensor, dtypes  # noqa: PLC0415
+
+        if isinstance(value, Tensor):
+            name = tinygrad_probe.name_of(value.dtype, self.options)
+            return _shaped_form(len(value.shape), name.rpartition(":")[2], value.dtype in dtypes.weaks)
+        return None
+
+    def error(self, exc):
+        return first_line(exc)
+
+
 #: the standard versions the array API rulesets name (their api_version option): one framework each
 ARRAY_API_VERSIONS = tuple(registry.load(array_api_probe.FRAMEWORK).options["api_version"].values)
 
 #: framework name (its ruleset) -> what evaluating an expression in it needs
-FRAMEWORKS = {fw.name: fw for fw in (NumPy(), JAX(), Torch(), Paddle(), TensorFlow(),
+FRAMEWORKS = {fw.name: fw for fw in (NumPy(), JAX(), Torch(), Paddle(), TensorFlow(), MLX(), TinyGrad(),
                                      *(ArrayAPI(v) for v in ARRAY_API_VERSIONS))}

@@ -49,6 +49,7 @@ import re
 import subprocess
 import sys
 
+from promote_cli.probes import cases as operand_cases
 from promote_cli.probes.cases import ask_every
 from promote_cli.probes.dtype_names import CANONICAL, PY_VALUES, canonical, first_line, np_dtype
 
@@ -99,8 +100,8 @@ def make_operand(text: str):
     import numpy as np  # noqa: PLC0415
 
     if text.startswith("py:"):
-        return PY_VALUES[text[3:]]
-    form, _, name = text.rpartition(":")
+        return operand_cases.python_scalar(text, PY_VALUES)
+    form, _, name = text.partition("=")[0].rpartition(":")  # an array's value (0d:i64=300) is not traced
     want = np_dtype(name)
     shape = () if form == "0d" else (2,)
     try:
@@ -228,6 +229,57 @@ def lattices() -> dict:
     return out
 
 
+def _in_mode(x64: bool, flag: str) -> dict:
+    """What `python -m promote_cli.probes.jax FLAG` printed (JSON) under that x64 value."""
+    env = dict(os.environ, JAX_ENABLE_X64="1" if x64 else "0", JAX_PLATFORMS="cpu")
+    proc = subprocess.run([sys.executable, "-m", "promote_cli.probes.jax", flag],
+                          env=env, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the JAX probe (x64={x64}) failed: {proc.stderr.strip()[-2000:]}")
+    return json.loads(proc.stdout)
+
+
+#: the ops the value recording asks
+VALUE_OPS = ("add", "result_type")
+
+
+def values_mode() -> list:
+    """Every value case in this process's x64 setting, under both promotion modes: [options, op, a, b, result,
+    error] each."""
+    import warnings  # noqa: PLC0415
+
+    import jax  # noqa: PLC0415
+
+    warnings.filterwarnings("ignore")
+    jax.config.update("jax_platforms", "cpu")
+    x64 = bool(jax.config.jax_enable_x64)
+    out = []
+    for mode in MODES:
+        options = {"x64": x64, "numpy_dtype_promotion": mode}
+        with jax.numpy_dtype_promotion(mode):
+            for op in VALUE_OPS:
+                for t in TYPES:
+                    for v in operand_cases.values_for(TYPES):
+                        for pair in ([t, v], [v, t]):
+                            out.append([options, op, *pair, *ask(op, pair)])
+    return out
+
+
+def record_values(ruleset: str | None = None) -> dict:
+    """Every dtype's array with every value operand (`cases.VALUES`), both orders, under each x64 value (a
+    subprocess each) and promotion mode: a value recording."""
+    answers = {}
+    for x64 in (False, True):
+        for options, op, a, b, result, error in _in_mode(x64, "--values"):
+            answers[json.dumps(options, sort_keys=True), op, a, b] = (result, error)
+    head = {"ruleset": FRAMEWORK, "package": PACKAGE, "version": version(), "probe": "promote_cli.probes.jax",
+            "python": platform.python_version(), "device": "cpu"}
+    options = [{"x64": x64, "numpy_dtype_promotion": mode} for x64 in (False, True) for mode in MODES]
+    return operand_cases.record_values(
+        lambda opts: lambda op, pair: answers[json.dumps(opts, sort_keys=True), op, *pair], TYPES, head, options,
+        VALUE_OPS)
+
+
 def record() -> dict:
     """Ask every case under each x64 value (a subprocess each); return a recording."""
     ver = version()
@@ -235,12 +287,7 @@ def record() -> dict:
         raise RuntimeError("jax is not importable; pip install jax")
     cases, nary, abstract = [], [], set()
     for x64 in (False, True):
-        env = dict(os.environ, JAX_ENABLE_X64="1" if x64 else "0", JAX_PLATFORMS="cpu")
-        proc = subprocess.run([sys.executable, "-m", "promote_cli.probes.jax", "--mode"],
-                              env=env, capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            raise RuntimeError(f"the JAX probe (x64={x64}) failed: {proc.stderr.strip()[-2000:]}")
-        answered = json.loads(proc.stdout)
+        answered = _in_mode(x64, "--mode")
         cases += answered["cases"]
         nary += answered["nary"]
         abstract.update(answered["abstract_only"])
@@ -267,6 +314,12 @@ if __name__ == "__main__":  # pragma: no cover - used to refresh the recording
     if sys.argv[1:] == ["--mode"]:
         pairs, triples = record_mode()
         json.dump({"cases": pairs, "nary": triples, "abstract_only": sorted(ABSTRACT_ONLY)}, sys.stdout)
+    elif sys.argv[1:] == ["--values"]:
+        json.dump(values_mode(), sys.stdout)
+    elif sys.argv[1:2] == ["--record-values"]:
+        from promote_cli.probes.opcases import write_op_recording
+
+        write_op_recording(record_values(), sys.argv[2] if len(sys.argv) > 2 else "tests/data/recordings/values/jax.json")
     else:
         from promote_cli.probes import write_recording
 

@@ -28,6 +28,7 @@ import itertools
 import operator
 import platform
 
+from promote_cli.probes import cases as operand_cases
 from promote_cli.probes.cases import ask_every, pair_groups, without_0d
 from promote_cli.probes.dtype_names import CANONICAL, PY_VALUES, canonical, first_line, np_dtype
 
@@ -58,22 +59,25 @@ def version() -> str | None:
 
 
 def make_operand(text: str):
-    """The NumPy value of an operand: an array of shape (2,), a 0-d array, or a Python scalar."""
+    """The NumPy value of an operand: an array of shape (2,), a 0-d array (holding its value, `0d:i64=300`), or a
+    Python scalar (`py:int` a sample, `py:300` that value)."""
     import numpy as np  # noqa: PLC0415
 
     if text.startswith("py:"):
-        return PY_VALUES[text[3:]]
+        return operand_cases.python_scalar(text, PY_VALUES)
     if text.startswith("0d:"):
-        return np.ones((), np_dtype(text[3:]))
+        name, _, _ = text[3:].partition("=")
+        value = operand_cases.rank0_value(text)
+        return np.ones((), np_dtype(name)) if value is None else np.asarray(value, np_dtype(name))
     return np.ones(2, np_dtype(text))
 
 
 def _dtype_of(text: str):
-    return PY_VALUES[text[3:]] if text.startswith("py:") else np_dtype(text.split(":")[-1])
+    return operand_cases.python_scalar(text, PY_VALUES) if text.startswith("py:") else np_dtype(text.split(":")[-1])
 
 
-def ask(op: str, operands: list[str], make=make_operand) -> tuple[str | None, str | None]:
-    """``(result, None)`` or ``(None, message)`` for one case, its operands' values made by `make`."""
+def ask(op: str, operands: list[str]) -> tuple[str | None, str | None]:
+    """``(result, None)`` or ``(None, message)`` for one case."""
     import warnings  # noqa: PLC0415
 
     import numpy as np  # noqa: PLC0415
@@ -82,11 +86,11 @@ def ask(op: str, operands: list[str], make=make_operand) -> tuple[str | None, st
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             if op == "add":
-                out = operator.add(*(make(t) for t in operands))
+                out = operator.add(*(make_operand(t) for t in operands))
             elif op == "promote_types":
                 out = np.promote_types(*(_dtype_of(t) for t in operands))
             elif op == "result_type":
-                out = np.result_type(*(make(t) for t in operands))
+                out = np.result_type(*(make_operand(t) for t in operands))
             else:
                 raise ValueError(f"unknown op {op}")
     except Exception as exc:  # noqa: BLE001 - every NumPy error is an answer
@@ -106,24 +110,30 @@ def pair_cases(types=TYPES):
         yield "result_type", s, r
 
 
-def record() -> dict:
-    """Ask every case; return a recording (see docs/recordings.md)."""
+def _head() -> dict:
     ver = version()
     if ver is None:
         raise RuntimeError("numpy and ml_dtypes are not importable; pip install numpy ml_dtypes")
     import ml_dtypes  # noqa: PLC0415
 
+    return {"ruleset": FRAMEWORK, "package": PACKAGE, "version": ver, "ml_dtypes": str(ml_dtypes.__version__),
+            "probe": "promote_cli.probes.numpy", "python": platform.python_version()}
+
+
+def record() -> dict:
+    """Ask every case; return a recording (see docs/recordings.md)."""
+    head = _head()
     cases, nary = ask_every(ask, pair_cases(), TRIPLE_OPERANDS, {})
-    return {
-        "ruleset": FRAMEWORK,
-        "package": PACKAGE,
-        "version": ver,
-        "ml_dtypes": str(ml_dtypes.__version__),
-        "probe": "promote_cli.probes.numpy",
-        "python": platform.python_version(),
-        "nary": nary,
-        "cases": cases,
-    }
+    return {**head, "nary": nary, "cases": cases}
+
+
+#: the ops the value recording asks: the operator, and np.result_type (which checks no value)
+VALUE_OPS = ("add", "result_type")
+
+
+def record_values(ruleset: str | None = None) -> dict:
+    """Every dtype's array with every value operand (`cases.VALUES`), both orders: a value recording."""
+    return operand_cases.record_values(lambda options: ask, TYPES, _head(), ops=VALUE_OPS)
 
 
 if __name__ == "__main__":  # pragma: no cover - used to refresh the recording
@@ -131,4 +141,9 @@ if __name__ == "__main__":  # pragma: no cover - used to refresh the recording
 
     from promote_cli.probes import write_recording
 
-    write_recording(record(), sys.argv[1] if len(sys.argv) > 1 else "tests/data/recordings/numpy-2.4.json")
+    if sys.argv[1:2] == ["--values"]:
+        from promote_cli.probes.opcases import write_op_recording
+
+        write_op_recording(record_values(), sys.argv[2] if len(sys.argv) > 2 else "tests/data/recordings/values/numpy.json")
+    else:
+        write_recording(record(), sys.argv[1] if len(sys.argv) > 1 else "tests/data/recordings/numpy-2.4.json")

@@ -11,10 +11,10 @@ What is asked
     value decides NumPy 1's answer (``py:300``, ``0d:i64=300``).  The binary operators and
     functions are the op recording's (`promote_cli.probes.numpy126_ops`).
 
-How a value operand is made
-    ``py:LITERAL`` is the Python scalar of that literal (``nan``, ``inf`` and ``-inf`` are
-    floats: the contract's values, `promote_cli.vocab.values`); ``0d:DTYPE=LITERAL`` is ``np.array(value, dtype)`` (NumPy 1 treats a NumPy
-    scalar as such a 0-d array).  A form without a value is what the NumPy 2 probe makes.
+How an operand is made
+    As the NumPy 2 probe makes it (`promote_cli.probes.numpy.make_operand`): ``py:300`` the Python
+    scalar, ``0d:i64=300`` a 0-d array holding the value (NumPy 1 treats a NumPy scalar as such a 0-d
+    array), a form without a value an array of ones or the probe's sample scalar.
 
 NumPy is imported inside the functions only, so importing this module never fails
 when the package is absent.
@@ -29,9 +29,7 @@ from functools import partial
 
 from promote_cli.probes import numpy as current
 from promote_cli.probes.cases import ask_every
-from promote_cli.probes.dtype_names import np_dtype
 from promote_cli.probes.numpy_ops import named_result
-from promote_cli.vocab import operands
 
 FRAMEWORK = "numpy@1.26"
 PACKAGE = "numpy"
@@ -62,19 +60,6 @@ def version() -> str | None:
     return found if found is not None and found.startswith("1.") else None
 
 
-def make_operand(text: str):
-    """The value of an operand: a value operand (read by the contract's parser) as the module says, else as
-    the NumPy 2 probe makes it."""
-    import numpy as np  # noqa: PLC0415
-
-    operand = operands.parse(text)
-    if not operand.has_value:
-        return current.make_operand(text)
-    if operand.form == operands.PYTHON:
-        return operand.value
-    return np.array(operand.value, np_dtype(operand.dtype.name))
-
-
 def value_cases():
     """Every (op, a, b) of the value cases: for ``add`` each dtype as an array with each value on
     either side and as a 0-d array with each value on its right; for ``result_type`` each dtype as
@@ -98,7 +83,7 @@ def record() -> dict:
         raise RuntimeError(f"numpy 1.x and ml_dtypes are not importable; pip install {INSTALL}")
     import ml_dtypes  # noqa: PLC0415
 
-    ask = partial(_named, partial(current.ask, make=make_operand))
+    ask = partial(_named, current.ask)
     cases, _ = ask_every(ask, [*current.pair_cases(TYPES), *value_cases()], [], {})
     return {
         "ruleset": FRAMEWORK,

@@ -19,6 +19,10 @@ returned a 0-d result, ``weak:f32``), an integer (the index of the refusal's mes
 
 A row is ``[op, options index, leading operands, cells over axis]``.  `cases` turns a
 recording back into ``(op, operands, options, result, error)``.
+
+A value recording (``"kind": "values"``, `probes/values.py`) has the same shape with the value
+operands as its axis (``py:300``, ``0d:i64=300``); a row's operands may hold one ``_``, the
+place of the axis operand (``["_", "i8"]``: ``py:300 + i8``); without one it goes last.
 """
 
 from __future__ import annotations
@@ -31,13 +35,22 @@ from promote_cli.errors import UsageError
 from promote_cli.probes import write_lines
 
 ROW_SHAPE = "[op, options index, [leading operands], [cells over axis]]"
+KINDS = ("ops", "values")
+PLACE = "_"  # in a row's operands: where the axis operand goes
+
+
+def operands_of(leading: list[str], x: str) -> list[str]:
+    """A row's operands with axis operand `x`: at the place `_` marks, else last."""
+    if PLACE in leading:
+        return [x if t == PLACE else t for t in leading]
+    return [*leading, x]
 
 
 class Recorder:
     """Collects the rows of one op recording, interning refusal messages."""
 
-    def __init__(self, axis: Iterable[str]):
-        self.axis = list(axis)
+    def __init__(self, axis: Iterable[str], kind: str = "ops"):
+        self.axis, self.kind = list(axis), kind
         self.options: list[dict] = []
         self.messages: list[str] = []
         self._message_index: dict[str, int] = {}
@@ -58,15 +71,16 @@ class Recorder:
 
     def row(self, op: str, options: dict, leading: list[str],
             ask: Callable[[str, list[str]], tuple[str | None, str | None] | None]) -> None:
-        """Ask ``ask(op, leading + [x])`` for every x of the axis; ``None`` from `ask` means not asked."""
+        """Ask ``ask(op, operands_of(leading, x))`` for every x of the axis; ``None`` from `ask` means not
+        asked."""
         cells = []
         for x in self.axis:
-            answer = ask(op, [*leading, x])
+            answer = ask(op, operands_of(leading, x))
             cells.append(None if answer is None else self.cell(*answer))
         self.rows.append([op, self._options_index(options), list(leading), cells])
 
     def recording(self, head: dict) -> dict:
-        return {**head, "kind": "ops", "axis": self.axis, "options": self.options,
+        return {**head, "kind": self.kind, "axis": self.axis, "options": self.options,
                 "messages": self.messages, "rows": self.rows}
 
 
@@ -78,25 +92,25 @@ def cases(recording: dict) -> Iterator[tuple[str, list[str], dict, str | None, s
             if cell is None:
                 continue
             if isinstance(cell, int):
-                yield op, [*leading, x], options[index], None, messages[cell]
+                yield op, operands_of(leading, x), options[index], None, messages[cell]
             else:
-                yield op, [*leading, x], options[index], cell, None
+                yield op, operands_of(leading, x), options[index], cell, None
 
 
 def check_op_recording(data, where: str) -> None:
-    """Raise UsageError naming `where` unless `data` has an op recording's shape."""
+    """Raise UsageError naming `where` unless `data` has an op (or value) recording's shape."""
     def bad(why: str):
         raise UsageError(f"{where}: not an op recording: {why}")
 
-    if not isinstance(data, dict) or data.get("kind") != "ops":
-        bad('no "kind": "ops"')
+    if not isinstance(data, dict) or data.get("kind") not in KINDS:
+        bad('no "kind": "ops" (or "values")')
     for key, kind in (("axis", list), ("options", list), ("messages", list), ("rows", list)):
         if not isinstance(data.get(key), kind):
             bad(f"{key!r} is not a {kind.__name__}")
     width = len(data["axis"])
     for n, row in enumerate(data["rows"]):
         ok = (isinstance(row, list) and len(row) == 4 and isinstance(row[0], str) and isinstance(row[1], int)
-              and 0 <= row[1] < len(data["options"]) and isinstance(row[2], list)
+              and 0 <= row[1] < len(data["options"]) and isinstance(row[2], list) and row[2].count(PLACE) <= 1
               and isinstance(row[3], list) and len(row[3]) == width)
         if not ok:
             bad(f"row {n} is not {ROW_SHAPE} with {width} cells")

@@ -40,6 +40,7 @@ import os
 import platform
 import re
 
+from promote_cli.probes import cases as operand_cases
 from promote_cli.probes.cases import pair_groups
 from promote_cli.vocab.dtypes import native_names
 
@@ -205,14 +206,18 @@ def _setup():
 
 
 def make_operand(text: str):
-    """Build the Paddle value for an operand string (``i8``, ``0d:f16``, ``py:int``)."""
+    """Build the Paddle value for an operand string (``i8``, ``0d:f16``, ``py:int``; ``py:300`` that Python int,
+    ``0d:i64=300`` a 0-d tensor holding it)."""
     import paddle  # noqa: PLC0415
 
     if text.startswith("py:"):
-        return PY_VALUES[text[3:]]
+        return operand_cases.python_scalar(text, PY_VALUES)
     shape = [2]
     if text.startswith("0d:"):
-        shape, text = [], text[3:]
+        value = operand_cases.rank0_value(text)
+        shape, text = [], text[3:].partition("=")[0]
+        if value is not None:
+            return paddle.to_tensor(value, dtype=getattr(paddle, TO_PADDLE[text]))
     base = paddle.ones(shape, dtype="int32")
     return paddle.cast(base, getattr(paddle, TO_PADDLE[text]))
 
@@ -301,8 +306,28 @@ def record(ops: list[str] | None = None) -> dict:
     }
 
 
+#: the ops the value recording asks (paddle.add takes no Python scalar; the operator does), and the dtypes
+VALUE_OPS = ("+", "add")
+VALUE_TYPES = list(TO_PADDLE)
+
+
+def record_values(ruleset: str | None = None) -> dict:
+    """Every dtype's tensor with every value operand (`cases.VALUES`), both orders: a value recording."""
+    _setup()
+    head = {"ruleset": FRAMEWORK, "package": PACKAGE, "version": version(), "probe": "promote_cli.probes.paddle",
+            "python": platform.python_version(), "device": "cpu"}
+    return operand_cases.record_values(lambda options: lambda op, pair: ask(op, *pair), VALUE_TYPES, head,
+                                       ops=VALUE_OPS)
+
+
 if __name__ == "__main__":  # pragma: no cover - used to refresh the recording
     import sys
+
+    if sys.argv[1:2] == ["--values"]:
+        from promote_cli.probes.opcases import write_op_recording
+
+        write_op_recording(record_values(), sys.argv[2] if len(sys.argv) > 2 else "tests/data/recordings/values/paddle.json")
+        sys.exit(0)
 
     from promote_cli.probes import write_recording
 

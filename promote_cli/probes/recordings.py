@@ -45,14 +45,14 @@ def _brief(value, limit: int = 60) -> str:
 
 def load_recording(path: str | Path) -> dict:
     """A recording file, checked before use: UsageError (one line) naming what is malformed. An op recording
-    (``kind: "ops"``) is checked as `probes/opcases.py` says."""
+    (``kind: "ops"``) or value recording (``kind: "values"``) is checked as `probes/opcases.py` says."""
     try:
         with open(path, encoding="utf-8") as handle:
             data = json.load(handle)
     except (OSError, ValueError, RecursionError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc) or type(exc).__name__
         raise UsageError(f"{path}: not a readable recording: {reason}") from None
-    if isinstance(data, dict) and data.get("kind") == "ops":
+    if isinstance(data, dict) and data.get("kind") in ("ops", "values"):
         from promote_cli.probes.opcases import check_op_recording
 
         check_op_recording(data, str(path))
@@ -139,6 +139,16 @@ def same_framework(recording: dict, framework: str, where: str) -> None:
         raise UsageError(f"{where} records {recording['ruleset']!r}, not {rs.key}: compare it with -f {recorded}")
 
 
+def _pair_answer(rs, op: str, a: str, b: str, options: dict):
+    """The pair answer of `op`: the promotion rules' for an op of `[ops]`, the op group's for an op only a group
+    names (MLX's ``mx.add``: a function whose Python scalars the framework converts, recorded beside ``+``)."""
+    if rs.op_index.get(op) is None and rs.op_names.get(op) is not None:
+        from promote_cli.expressions import ops  # noqa: PLC0415 - only such cases need it
+
+        return ops.answer(rs, op, [a, b], options, hint=False)
+    return answer(rs, a, b, op, options)
+
+
 def compare(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mismatch]]:
     """(cases checked, mismatches) of a recording against its ruleset (or the one named).
 
@@ -149,7 +159,7 @@ def compare(recording: dict, ruleset: str | None = None) -> tuple[int, list[Mism
     for case in recording.get("cases", []):
         op, a, b, options, expected, error = case
         try:
-            ans = answer(rs, a, b, op, options)
+            ans = _pair_answer(rs, op, a, b, options)
             got, got_error = ans.result, ans.refusal
         except RuleDefect:
             raise
@@ -195,11 +205,13 @@ def compare_ops(recording: dict, ruleset: str | None = None) -> tuple[int, list[
     ruleset's op groups, case by case (`opcases.cases`): the same result operand, form included (``0d:i64``), or
     a refusal where the framework raised. An op the ruleset's groups lack disagrees with each of its cases, and
     so does an alias the recording names (``aliases``: alias -> op) that is not an alias or op of the same
-    group; a rule that fails (`RuleDefect`) is raised, never counted."""
+    group; a rule that fails (`RuleDefect`) is raised, never counted. A value recording (``kind: "values"``) is
+    compared with what `promote query` answers (an op group's op, else the rules' pair answer)."""
     from promote_cli.expressions import ops  # noqa: PLC0415 - only op recordings need it
     from promote_cli.probes.opcases import cases
 
     rs = registry.load(ruleset or recording["ruleset"])
+    queried = recording.get("kind") == "values"
     bad, n = [], 0
     for alias, target in (recording.get("aliases") or {}).items():
         n += 1
@@ -208,8 +220,12 @@ def compare_ops(recording: dict, ruleset: str | None = None) -> tuple[int, list[
     for op, operand_list, options, expected, error in cases(recording):
         n += 1
         try:
-            ans = ops.answer(rs, op, operand_list, options, hint=False)
-            got, got_error = (str(ans.result_operand) if ans.result is not None else None), ans.refusal
+            if queried and not rs.by_group(op, len(operand_list)):
+                ans = answer(rs, *operand_list, op, options)
+                got, got_error = ans.result, ans.refusal
+            else:
+                ans = ops.answer(rs, op, operand_list, options, hint=False)
+                got, got_error = (str(ans.result_operand) if ans.result is not None else None), ans.refusal
         except RuleDefect:
             raise
         except PromoteError as exc:
@@ -290,15 +306,25 @@ def _live_ops(framework: str) -> tuple[str, int, list[str]] | None:
         if exc.name == f"promote_cli.probes.{rs.probe}_ops":
             return None
         raise
-    record_ops = getattr(module, "record_ops", None)
-    if not callable(record_ops):
+    return _live_check("ops", getattr(module, "record_ops", None), framework, module.__name__)
+
+
+def _live_values(probe, framework: str) -> tuple[str, int, list[str]] | None:
+    """The check of value operands asked live (the probe's `record_values(ruleset)`, `cases.record_values`),
+    compared with what `promote query` answers; None for a probe without one."""
+    return _live_check("values", getattr(probe, "record_values", None), framework, probe.__name__)
+
+
+def _live_check(label: str, record, framework: str, module: str) -> tuple[str, int, list[str]] | None:
+    """(label, cases, disagreements) of the op or value recording `record(framework)` makes; None without one."""
+    if not callable(record):
         return None
     from promote_cli.probes.opcases import check_op_recording
 
-    data = record_ops(framework)
-    check_op_recording(data, f"what {module.__name__} recorded")
+    data = record(framework)
+    check_op_recording(data, f"what {module} recorded")
     n, bad = compare_ops(data, framework)
-    return "ops", n, bad
+    return label, n, bad
 
 
 @dataclass
@@ -333,7 +359,12 @@ def run(framework: str, recording: str | None = None) -> Report:
                              "(or compare with a saved file: --recording FILE)")
         record_for = getattr(probe, "record_for", None)  # a probe that asks per ruleset version
         data = record_for(framework) if record_for else probe.record()
-        check_recording(data, f"what {probe.__name__} recorded")
+        if data.get("kind") == "ops":   # a probe whose framework answers only by op (ONNX): an op recording
+            from promote_cli.probes.opcases import check_op_recording
+
+            check_op_recording(data, f"what {probe.__name__} recorded")
+        else:
+            check_recording(data, f"what {probe.__name__} recorded")
         checks = list(getattr(probe, "extra_checks", lambda: [])())
         expressions = _live_expressions(framework)
         if expressions is not None:
@@ -341,10 +372,13 @@ def run(framework: str, recording: str | None = None) -> Report:
         live_ops = _live_ops(framework)
         if live_ops is not None:
             checks.insert(0, live_ops)
-    if data.get("kind") == "ops":  # a saved op recording: its cases are the whole comparison
+        live_values = _live_values(probe, framework)
+        if live_values is not None:
+            checks.insert(0, live_values)
+    if data.get("kind") in ("ops", "values"):  # a saved op or value recording: its cases are the whole comparison
         n, bad = compare_ops(data, framework)
-        return Report(framework, f"{data.get('package')} {data.get('version')}", data, 0, [], [("ops", n, bad)],
-                      registry.load(framework).key)
+        return Report(framework, f"{data.get('package')} {data.get('version')}", data, 0, [],
+                      [(data["kind"], n, bad)], registry.load(framework).key)
     total, mismatches = compare(data, framework)
     if data.get("nary"):  # N-operand cases: a check of their own, beside the pairs
         n, bad = compare_nary(data, framework)

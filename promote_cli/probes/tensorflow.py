@@ -45,6 +45,7 @@ import re
 import subprocess
 import sys
 
+from promote_cli.probes import cases as operand_cases
 from promote_cli.vocab.dtypes import native_names
 
 FRAMEWORK = "tensorflow"
@@ -146,8 +147,20 @@ def operand_pairs(op: str, mode: str, prefer_float32: bool):
             yield x, y
 
 
-def _worker(mode: str, prefer_float32: bool) -> list:
-    """Ask every case of one (mode, prefer_float32) in this process; TensorFlow is imported here."""
+def value_pairs():
+    """The (op, a, b) of a value recording (`cases.record_values`): each op of `VALUE_OPS`, each dtype asked as a
+    tensor of shape [2], each value operand, both orders."""
+    types = list(TO_TF)
+    for op in VALUE_OPS:
+        for t in types:
+            for v in operand_cases.values_for(types):
+                yield op, t, v
+                yield op, v, t
+
+
+def _worker(mode: str, prefer_float32: bool, values: bool = False) -> list:
+    """Ask every case of one (mode, prefer_float32) in this process (with `values`, the value cases); TensorFlow
+    is imported here."""
     os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
     import warnings  # noqa: PLC0415
 
@@ -163,15 +176,15 @@ def _worker(mode: str, prefer_float32: bool) -> list:
 
     def make(text: str):
         if text.startswith("py:"):
-            return PY_VALUES[text[3:]]
+            return operand_cases.python_scalar(text, PY_VALUES)
         if text.startswith("weak:"):
             dtype = tf.as_dtype(TO_TF[text[5:]])
             return weak_tensor.WeakTensor.from_tensor(tf.zeros([2], dtype))
-        shape = [2]
+        shape, value = [2], 0
         if text.startswith("0d:"):
-            shape, text = [], text[3:]
+            shape, value, text = [], operand_cases.rank0_value(text) or 0, text[3:].partition("=")[0]
         # from a NumPy array: TensorFlow has no fill or cast kernel for some of its dtypes
-        return tf.constant(np.zeros(shape, tf.as_dtype(TO_TF[text]).as_numpy_dtype))
+        return tf.constant(np.full(shape, value, tf.as_dtype(TO_TF[text]).as_numpy_dtype))
 
     fns = {
         "add": lambda x, y: x + y,
@@ -182,20 +195,20 @@ def _worker(mode: str, prefer_float32: bool) -> list:
     cache: dict = {}
     options = {"dtype_conversion_mode": mode, "prefer_float32": prefer_float32}
     cases = []
-    for op in OPS:
-        for a, b in operand_pairs(op, mode, prefer_float32):
-            try:
-                x = cache[a] if a in cache else cache.setdefault(a, make(a))
-                y = cache[b] if b in cache else cache.setdefault(b, make(b))
-                out = fns[op](x, y)
-            except Exception as exc:  # noqa: BLE001 - every TensorFlow error is an answer
-                cases.append([op, a, b, options, None, clean_error(exc)])
-                continue
-            dtype = tf.as_dtype(out if op == "tnp.result_type" else out.dtype)
-            name = FROM_TF.get(dtype.name, dtype.name)
-            if isinstance(out, weak_tensor.WeakTensor):
-                name = f"weak:{name}"
-            cases.append([op, a, b, options, name, None])
+    asked = value_pairs() if values else ((op, a, b) for op in OPS for a, b in operand_pairs(op, mode, prefer_float32))
+    for op, a, b in asked:
+        try:
+            x = cache[a] if a in cache else cache.setdefault(a, make(a))
+            y = cache[b] if b in cache else cache.setdefault(b, make(b))
+            out = fns[op](x, y)
+        except Exception as exc:  # noqa: BLE001 - every TensorFlow error is an answer
+            cases.append([op, a, b, options, None, clean_error(exc)])
+            continue
+        dtype = tf.as_dtype(out if op == "tnp.result_type" else out.dtype)
+        name = FROM_TF.get(dtype.name, dtype.name)
+        if isinstance(out, weak_tensor.WeakTensor):
+            name = f"weak:{name}"
+        cases.append([op, a, b, options, name, None])
     return cases
 
 
@@ -208,13 +221,13 @@ def tensorflow_dtypes() -> list[str]:
     return sorted(found, key=found.get)
 
 
-def record(modes: list[str] | None = None) -> dict:
-    """Ask every case, one subprocess per (mode, prefer_float32); return a recording."""
+def _workers(modes, flag: str) -> tuple[list, list]:
+    """(every case, TensorFlow's dtype names) of a worker subprocess per (mode, prefer_float32)."""
     cases, named = [], []
-    for mode in modes or MODES:
+    for mode in modes:
         for prefer in (False, True):
             proc = subprocess.run(
-                [sys.executable, "-m", "promote_cli.probes.tensorflow", "--worker", mode, str(prefer).lower()],
+                [sys.executable, "-m", "promote_cli.probes.tensorflow", flag, mode, str(prefer).lower()],
                 capture_output=True, text=True, check=False)
             if proc.returncode != 0:
                 tail = (proc.stderr.strip().splitlines() or ["no output"])[-1]
@@ -222,6 +235,31 @@ def record(modes: list[str] | None = None) -> dict:
             answered = json.loads(proc.stdout)
             cases += answered["cases"]
             named = answered["dtypes"]
+    return cases, named
+
+
+#: the ops the value recording asks, and its dtypes
+VALUE_OPS = ("add", "tf.add", "tnp.add")
+VALUE_TYPES = list(TO_TF)
+
+
+def record_values(ruleset: str | None = None) -> dict:
+    """Every dtype's tensor with every value operand (`cases.VALUES`), both orders, in every (mode,
+    prefer_float32), a subprocess each: a value recording."""
+    answers = {}
+    for op, a, b, options, result, error in _workers(MODES, "--values")[0]:
+        answers[json.dumps(options, sort_keys=True), op, a, b] = (result, error)
+    head = {"ruleset": FRAMEWORK, "package": PACKAGE, "version": version(), "probe": "promote_cli.probes.tensorflow",
+            "python": platform.python_version(), "device": "cpu"}
+    options = [{"dtype_conversion_mode": mode, "prefer_float32": prefer} for mode in MODES for prefer in (False, True)]
+    return operand_cases.record_values(
+        lambda opts: lambda op, pair: answers[json.dumps(opts, sort_keys=True), op, *pair], VALUE_TYPES, head,
+        options, VALUE_OPS)
+
+
+def record(modes: list[str] | None = None) -> dict:
+    """Ask every case, one subprocess per (mode, prefer_float32); return a recording."""
+    cases, named = _workers(modes or MODES, "--worker")
     return {
         "ruleset": FRAMEWORK,
         "package": PACKAGE,
@@ -237,7 +275,12 @@ def record(modes: list[str] | None = None) -> dict:
 if __name__ == "__main__":  # pragma: no cover - used to refresh the recording
     from promote_cli.probes import write_recording
 
-    if len(sys.argv) == 4 and sys.argv[1] == "--worker":
-        json.dump({"cases": _worker(sys.argv[2], sys.argv[3] == "true"), "dtypes": tensorflow_dtypes()}, sys.stdout)
+    if len(sys.argv) == 4 and sys.argv[1] in ("--worker", "--values"):
+        json.dump({"cases": _worker(sys.argv[2], sys.argv[3] == "true", sys.argv[1] == "--values"),
+                   "dtypes": tensorflow_dtypes()}, sys.stdout)
+    elif sys.argv[1:2] == ["--record-values"]:
+        from promote_cli.probes.opcases import write_op_recording
+
+        write_op_recording(record_values(), sys.argv[2] if len(sys.argv) > 2 else "tests/data/recordings/values/tensorflow.json")
     else:
         write_recording(record(), sys.argv[1] if len(sys.argv) > 1 else "tests/data/recordings/tensorflow-2.21.json")

@@ -40,6 +40,7 @@ import operator
 import platform
 import re
 
+from promote_cli.probes import cases as operand_cases
 from promote_cli.probes.cases import pair_groups
 from promote_cli.vocab.dtypes import native_names
 
@@ -108,14 +109,18 @@ def clean_error(exc: BaseException) -> str:
 
 
 def make_operand(text: str):
-    """The PyTorch value for an operand string (``i8``, ``0d:f16``, ``py:int``)."""
+    """The PyTorch value for an operand string (``i8``, ``0d:f16``, ``py:int``; ``py:300`` that Python int,
+    ``0d:i64=300`` a 0-d tensor holding it)."""
     import torch  # noqa: PLC0415
 
     if text.startswith("py:"):
-        return PY_VALUES[text[3:]]
+        return operand_cases.python_scalar(text, PY_VALUES)
     shape: tuple = (2,)
     if text.startswith("0d:"):
-        shape, text = (), text[3:]
+        value = operand_cases.rank0_value(text)
+        shape, text = (), text[3:].partition("=")[0]
+        if value is not None:
+            return torch.tensor(value, dtype=getattr(torch, TO_TORCH[text]))
     return torch.empty(shape, dtype=getattr(torch, TO_TORCH[text]))
 
 
@@ -234,8 +239,30 @@ def record(ops: list[str] | None = None) -> dict:
     }
 
 
+#: the ops the value recording asks, and the dtypes (each a tensor of shape (2,))
+VALUE_OPS = ("add", "result_type")
+VALUE_TYPES = list(TO_TORCH)
+
+
+def record_values(ruleset: str | None = None) -> dict:
+    """Every dtype's tensor with every value operand (`cases.VALUES`), both orders: a value recording."""
+    import torch  # noqa: PLC0415
+
+    torch.set_default_dtype(torch.float32)
+    head = {"ruleset": FRAMEWORK, "package": PACKAGE, "version": version(), "build": str(torch.__version__),
+            "probe": "promote_cli.probes.torch", "python": platform.python_version(), "device": "cpu"}
+    return operand_cases.record_values(lambda options: lambda op, pair: ask(op, *pair), VALUE_TYPES, head,
+                                       ops=VALUE_OPS)
+
+
 if __name__ == "__main__":  # pragma: no cover - used to refresh the recording
     import sys
+
+    if sys.argv[1:2] == ["--values"]:
+        from promote_cli.probes.opcases import write_op_recording
+
+        write_op_recording(record_values(), sys.argv[2] if len(sys.argv) > 2 else "tests/data/recordings/values/torch.json")
+        sys.exit(0)
 
     from promote_cli.probes import write_recording
 

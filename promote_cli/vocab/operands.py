@@ -19,6 +19,9 @@ from promote_cli.vocab.dtypes import DType, lookup
 
 TENSOR, RANK0, PYTHON, WEAK = "tensor", "0d", "py", "weak"
 PY_KINDS = {"bool": "bool", "int": "signed", "float": "float", "complex": "complex"}
+#: the forms that carry a value: a Python scalar and a rank-0 tensor, as written; a weak operand as a ruleset reads
+#: a Python scalar (`[operands] python = { int = "weak:i64" }`: `py:300` is read as `weak:i64=300`)
+VALUED = (PYTHON, RANK0, WEAK)
 _KIND_OF_VALUE = {bool: "bool", int: "int", float: "float", complex: "complex"}
 
 
@@ -36,7 +39,7 @@ class Operand:
     def __init__(self, form: str, dtype: DType | None = None, pykind: str | None = None, value=None):
         self.form = form
         self.dtype = dtype
-        self.value = value if form in (PYTHON, RANK0) else None
+        self.value = value if form in VALUED else None
         self.pykind = _KIND_OF_VALUE[type(value)] if form == PYTHON and value is not None else pykind
 
     @classmethod
@@ -57,7 +60,7 @@ class Operand:
         return self.dtype.kind if self.dtype is not None else PY_KINDS[self.pykind]
 
     def with_form(self, form: str) -> Operand:
-        """The same type in `form`; the value stays only where the form can carry it (py:, 0d:)."""
+        """The same type in `form`; the value stays only where the form can carry it (`VALUED`)."""
         return Operand(form, self.dtype, self.pykind, self.value)
 
     def __str__(self) -> str:
