@@ -20,13 +20,14 @@ NumPy is imported inside the functions only, so importing this module never fail
 when the package is absent.
 
     python -m promote_cli.probes.numpy126 OUT.json
+    python -m promote_cli.probes.numpy126 --values OUT.json     # the shared value recording
 """
 
 from __future__ import annotations
 
 import platform
-from functools import partial
 
+from promote_cli.probes import cases as operand_cases
 from promote_cli.probes import numpy as current
 from promote_cli.probes.cases import ask_every
 from promote_cli.probes.numpy_ops import named_result
@@ -69,31 +70,34 @@ def value_cases():
             yield from (("add", t, v), ("add", v, t), ("add", f"0d:{t}", v), ("result_type", t, v))
 
 
-def _named(ask, op: str, operands: list[str]):
-    """`ask`'s answer, a result without a canonical name (``object``) recorded as a refusal saying so,
-    a refusal by its first sentence (NumPy 1 explains a missing common DType at length)."""
-    result, error = named_result(*ask(op, operands))
+def ask(op: str, operands: list[str]) -> tuple[str | None, str | None]:
+    """The NumPy 2 probe's answer for one case, a result without a canonical name (``object``) recorded as a
+    refusal saying so, a refusal by its first sentence (NumPy 1 explains a missing common DType at length)."""
+    result, error = named_result(*current.ask(op, operands))
     return result, error and error.split(". This means")[0]
 
 
-def record() -> dict:
-    """Ask every case; return a recording (see docs/recordings.md)."""
+def _head() -> dict:
     ver = version()
     if ver is None:
         raise RuntimeError(f"numpy 1.x and ml_dtypes are not importable; pip install {INSTALL}")
     import ml_dtypes  # noqa: PLC0415
 
-    ask = partial(_named, current.ask)
+    return {"ruleset": FRAMEWORK, "package": PACKAGE, "version": ver, "ml_dtypes": str(ml_dtypes.__version__),
+            "probe": "promote_cli.probes.numpy126", "python": platform.python_version()}
+
+
+def record() -> dict:
+    """Ask every case; return a recording (see docs/recordings.md)."""
+    head = _head()
     cases, _ = ask_every(ask, [*current.pair_cases(TYPES), *value_cases()], [], {})
-    return {
-        "ruleset": FRAMEWORK,
-        "package": PACKAGE,
-        "version": ver,
-        "ml_dtypes": str(ml_dtypes.__version__),
-        "probe": "promote_cli.probes.numpy126",
-        "python": platform.python_version(),
-        "cases": cases,
-    }
+    return {**head, "cases": cases}
+
+
+def record_values(ruleset: str | None = None) -> dict:
+    """Every dtype's array with every value operand of the shared list (`cases.VALUES`), both orders, for
+    ``add`` and ``result_type``: the value recording every framework has (values/numpy-1.26.json)."""
+    return operand_cases.record_values(lambda options: ask, TYPES, _head(), ops=current.VALUE_OPS)
 
 
 if __name__ == "__main__":  # pragma: no cover - used to refresh the recordings
@@ -101,4 +105,10 @@ if __name__ == "__main__":  # pragma: no cover - used to refresh the recordings
 
     from promote_cli.probes import write_recording
 
-    write_recording(record(), sys.argv[1] if len(sys.argv) > 1 else "tests/data/recordings/numpy-1.26.json")
+    if sys.argv[1:2] == ["--values"]:
+        from promote_cli.probes.opcases import write_op_recording
+
+        write_op_recording(record_values(), sys.argv[2] if len(sys.argv) > 2
+                           else "tests/data/recordings/values/numpy-1.26.json")
+    else:
+        write_recording(record(), sys.argv[1] if len(sys.argv) > 1 else "tests/data/recordings/numpy-1.26.json")
