@@ -201,23 +201,25 @@ def _asker(framework: str, op: str, options: dict | None):
 
 
 def table(framework: str, types: list[str] | str | None = None, op: str = "add", options: dict | None = None, *,
-          common_types: bool = False, drop_refused: bool = False) -> Matrix | Column:
+          common_types: bool = False, drop_refused: bool = False, operands: list[str] | str | None = None
+          ) -> Matrix | Column:
     """The promotion matrix (a `Matrix`: `.types`, `.results()`, `.absent`: the operands it lacks); `types` (a list
     of operands, or a string of them as `--types` takes it, `"i8,u8"`) may not repeat an operand. `common_types`
-    keeps only the operands the framework has, `drop_refused` only those with an answer in their row or column.
-    An op of one operand of the ruleset's op groups (`sum`) gives a `Column` instead: `.results`, a result per
+    keeps only the operands the framework has, `drop_refused` only those with an answer in their row or column;
+    `operands` (as `types`) go after the types on both axes (`"0d:i64,py:int"`). An op of one operand of the ruleset's op groups (`sum`) gives a `Column` instead: `.results`, a result per
     operand."""
     from promote_cli.oracle import matrix
 
     rs = load(framework)
     if _arity(rs, op) == 1:
         side = matrix.Side(framework, rs, dict(options or {}))
-        return matrix.column([side], types, op, _ask, common_types=common_types, drop_refused=drop_refused)
-    return matrix.matrix(rs, types, op, options, common_types, drop_refused, ask=_ask)
+        return matrix.column([side], types, op, _ask, common_types=common_types, drop_refused=drop_refused,
+                             operands=operands)
+    return matrix.matrix(rs, types, op, options, common_types, drop_refused, ask=_ask, operands=operands)
 
 
 def diff(*sides, types: list[str] | str | None = None, op: str = "add", options: dict | None = None,
-         common_types: bool = False, drop_refused: bool = False) -> Diff | Column:
+         common_types: bool = False, drop_refused: bool = False, operands: list[str] | str | None = None) -> Diff | Column:
     """The cells where rulesets answer differently (a `Diff`: `.frameworks`, `.differences`).
 
     `diff("cann", "cann@opbase")` or `diff(["openvino", ("openvino", {"promote_unsafe": True})])`:
@@ -225,7 +227,7 @@ def diff(*sides, types: list[str] | str | None = None, op: str = "add", options:
     (NAME, options). `options` applies to every side that has the option; an option no side has,
     or a side's own option its ruleset lacks, is a UsageError (as on the command line). `common_types` compares only the
     operands every side has, `drop_refused` leaves out those no side answers any pair of (`.absent`: per side,
-    the operands it lacks). An op of one operand of the sides' op groups (`sum`) gives a `Column`: every
+    the operands it lacks); `operands` go after the types on both axes, as in `table`. An op of one operand of the sides' op groups (`sum`) gives a `Column`: every
     operand with each side's result, `.differences` those where they differ.
     """
     from promote_cli.oracle import matrix
@@ -233,8 +235,10 @@ def diff(*sides, types: list[str] | str | None = None, op: str = "add", options:
     loaded = matrix.sides(sides, options)
     arity = next((_arity(s.ruleset, op) for s in loaded if s.ruleset.by_group(op)), 2)
     if arity == 1:
-        return matrix.column(loaded, types, op, _ask, common_types=common_types, drop_refused=drop_refused)
-    return matrix.diff(loaded, types, op, options, common_types=common_types, drop_refused=drop_refused, ask=_ask)
+        return matrix.column(loaded, types, op, _ask, common_types=common_types, drop_refused=drop_refused,
+                             operands=operands)
+    return matrix.diff(loaded, types, op, options, common_types=common_types, drop_refused=drop_refused, ask=_ask,
+                       operands=operands)
 
 
 def _arity(rs, op: str) -> int:

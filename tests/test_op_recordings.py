@@ -20,6 +20,7 @@ RECORDINGS = Path(__file__).parent / "data" / "recordings"
 #: (probe module, the recordings it writes): one entry per framework.
 PROBES = [
     ("promote_cli.probes.numpy_ops", ["ops-numpy.json"]),
+    ("promote_cli.probes.numpy126_ops", ["ops-numpy-1.26.json"]),
     ("promote_cli.probes.array_api_ops", [f"ops-array-api-{v}.json"
                                           for v in ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")]),
     ("promote_cli.probes.torch_ops", ["ops-torch.json"]),

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from promote_cli.probes import (array_api, dtype_names, jax, keras, mlx, numpy, openvino, paddle, tensorflow,
-                                tinygrad, torch, tosa, triton)
+from promote_cli.probes import (array_api, dtype_names, jax, keras, mlx, numpy, numpy126, openvino, paddle,
+                                tensorflow, tinygrad, torch, tosa, triton)
 from promote_cli.vocab import dtypes
 from promote_cli.vocab.dtypes import DTYPES, lookup, native_names
 
@@ -140,6 +140,8 @@ def _asked(name: str) -> list:
     if name.startswith("tensorflow"):
         return [(op, a, b) for mode in tensorflow.MODES for prefer in (False, True) for op in tensorflow.OPS
                 for a, b in tensorflow.operand_pairs(op, mode, prefer)]
+    if name.startswith("numpy-1."):
+        return [*numpy.pair_cases(numpy126.TYPES), *numpy126.value_cases()]
     if name.startswith("numpy"):
         return list(numpy.pair_cases())
     if name.startswith("jax"):
