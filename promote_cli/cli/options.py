@@ -310,3 +310,19 @@ def check_completion_request(environ, variable: str) -> None:
 
 color_option = click.option("--color", type=click.Choice(["auto", "always", "never"]), default="auto",
                             show_default=True, help="Colour and boxes (auto: only on a terminal without NO_COLOR).")
+
+
+#: the formats of a listing (`frameworks`, `dtypes`, `ops`, `port`)
+LISTING_FORMATS = ["text", "json", "csv", "markdown", "rich"]
+
+
+def listing_format(fmt: str | None, color: str):
+    """A listing's format: as given, else rich on a terminal (fitted to its width) and text when piped or with
+    NO_COLOR, as `promote table` does."""
+    import shutil
+
+    from promote_cli import formats
+
+    colored = color_wanted(color)
+    fmt = fmt or ("rich" if colored else "text")
+    return formats.get(fmt, color=colored, width=shutil.get_terminal_size().columns if fmt == "rich" else None)

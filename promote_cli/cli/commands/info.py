@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 from pathlib import Path
 
@@ -11,10 +10,8 @@ import click
 import promote_cli
 from promote_cli import formats
 from promote_cli.cli import definition
-from promote_cli.cli.options import click_option, color_option, color_wanted, framework_alone
+from promote_cli.cli.options import LISTING_FORMATS, click_option, color_option, framework_alone, listing_format
 from promote_cli.errors import EXIT_USAGE, UsageError
-
-LISTING_FORMATS = ["text", "json", "csv", "markdown", "rich"]
 
 
 def listing_command(framework_help: str):
@@ -28,14 +25,6 @@ def listing_command(framework_help: str):
         return click.command()(function)
 
     return decorate
-
-
-def listing_format(fmt: str | None, color: str) -> formats.Format:
-    """A listing's format: as given, else rich on a terminal (fitted to its width) and text when piped or with
-    NO_COLOR, as `promote table` does."""
-    colored = color_wanted(color)
-    fmt = fmt or ("rich" if colored else "text")
-    return formats.get(fmt, color=colored, width=shutil.get_terminal_size().columns if fmt == "rich" else None)
 
 
 @click.command()

@@ -8,8 +8,7 @@ import click
 
 import promote_cli
 from promote_cli import formats
-from promote_cli.cli.commands.info import LISTING_FORMATS, listing_format
-from promote_cli.cli.options import color_option
+from promote_cli.cli.options import LISTING_FORMATS, color_option, listing_format
 from promote_cli.errors import EXIT_NO
 
 
