@@ -26,6 +26,7 @@ PROBES = [
     ("promote_cli.probes.paddle_ops", ["ops-paddle.json"]),
     ("promote_cli.probes.jax_ops", ["ops-jax.json"]),
     ("promote_cli.probes.tensorflow_ops", ["ops-tensorflow.json"]),
+    ("promote_cli.probes.mindspore_ops", ["ops-mindspore.json"]),
 ]
 
 RECORDED = [(module, name) for module, names in PROBES for name in names]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from promote_cli.probes import array_api, dtype_names, jax, numpy, openvino, paddle, tensorflow, torch, tosa
+from promote_cli.probes import array_api, dtype_names, jax, mindspore, numpy, openvino, paddle, tensorflow, torch, tosa
 from promote_cli.vocab import dtypes
 from promote_cli.vocab.dtypes import DTYPES, lookup, native_names
 
@@ -20,6 +20,7 @@ ASKING = {
     tensorflow: ("tensorflow", tensorflow.ASKED),
     paddle: ("paddle", paddle.ASKED),
     openvino: ("openvino", openvino.ASKED),
+    mindspore: ("mindspore", mindspore.ASKED),
 }
 
 
@@ -44,6 +45,7 @@ def test_the_numpy_style_names_are_the_numpy_and_ml_dtypes_spellings():
     ("openvino", "bool", "boolean"), ("openvino", "u1", "u1"), ("numpy", "bool", "bool"),
     ("ml_dtypes", "f8e4m3ieee", "float8_e4m3"), ("ml_dtypes", "u1", "uint1"), ("tosa", "f16", "fp16_t"),
     ("tosa_serializer", "f8e4m3", "FP8E4M3"),
+    ("mindspore", "bool", "bool"), ("mindspore", "hif8", "hifloat8"), ("mindspore", "f8e4m3", "float8_e4m3fn"),
 ])
 def test_the_first_spelling_is_the_frameworks_own_name(framework, canonical, own):
     assert native_names(framework)[canonical] == own
@@ -102,6 +104,7 @@ COVERS = {
     "jax-*.json": lambda: jax.TYPES,
     "array-api-*.json": lambda: array_api.NAMES,
     "tosa-ops.json": lambda: tosa.TO_TOSA,
+    "mindspore-*.json": lambda: mindspore.TO_MS,
 }
 
 
@@ -136,6 +139,8 @@ def _asked(name: str) -> list:
         return list(jax.pair_cases()) * 2 * len(jax.MODES)  # per x64 value, per promotion mode
     if name.startswith("array-api"):
         return list(array_api.pair_cases())
+    if name.startswith("mindspore"):
+        return [(op, a, b) for mode in mindspore.MODES for op in mindspore.OPS for a, b in mindspore.operand_pairs()]
     return [(openvino.OP, openvino.operand(a, ra), openvino.operand(b, rb)) for a, b, ra, rb, _ in openvino.cases()]
 
 

@@ -65,6 +65,9 @@ VALUES = ("py:9223372036854775808", "py:-9223372036854775809")
 #: how many pairs one graph-mode compilation asks
 BATCH = 24
 
+#: the dtypes whose 0-d tensors graph mode asks (with each other and with the Python scalars)
+GRAPH_0D = ("bool", "i8", "u8", "i64", "bf16", "f16", "f32", "f64", "c64")
+
 _DASHES = re.compile(r"^-{5,}$")
 _LOG_PREFIX = re.compile(r"^\[(ERROR|WARNING|INFO)\] \w+\([^)]*\) ?[^\]]*\] ?")
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]+\b")
@@ -99,9 +102,15 @@ def clean_error(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {_ADDRESS.sub('0x', line)}".rstrip(": ")
 
 
-def operand_pairs() -> list[tuple[str, str]]:
-    """Every (a, b) pair asked of each op in each mode: tensors, 0-d tensors and Python scalars."""
-    return [pair for group in pair_groups(TO_MS) for pair in group]
+def operand_pairs(mode: str = "pynative") -> list[tuple[str, str]]:
+    """Every (a, b) pair asked of each op in `mode`: tensors, 0-d tensors and Python scalars in pynative
+    mode; graph mode, which compiles every case, asks the pairs without a 0-d tensor, and the 0-d pairs of
+    `GRAPH_0D` only."""
+    pairs = [pair for group in pair_groups(TO_MS) for pair in group]
+    if mode == "pynative":
+        return pairs
+    return [(a, b) for a, b in pairs if not (a.startswith("0d:") or b.startswith("0d:"))
+            or {a.removeprefix("0d:"), b.removeprefix("0d:")} <= set(GRAPH_0D)]
 
 
 def value_pairs() -> list[tuple[str, str]]:
@@ -214,10 +223,21 @@ _GRAPH = {"+": _graph_plus, "ops.add": _graph_ops_add}
 _COMPILED: dict = {}
 
 
+#: operands whose cases graph mode compiles one at a time: the types that promote with next to nothing
+#: and the Python complex, whose cases mostly fail (a failed batch is split, and recompiled, until each
+#: failure stands alone; compiling them alone from the start is cheaper, and answers the same)
+_ALONE = ("u16", "u32", "u64", "f8e4m3", "f8e5m2", "hif8", "py:complex")
+
+
 def _batch(cases: list, i: int, size: int) -> list:
-    """Up to `size` cases from `i` on, all of one op."""
+    """Up to `size` cases from `i` on, all of one op, none of them to be compiled alone but the first."""
+    def alone(case) -> bool:
+        return any(o.split(":")[-1] in _ALONE or o == "py:complex" for o in case[1])
+
+    if alone(cases[i]):
+        return cases[i:i + 1]
     batch = cases[i:i + size]
-    return batch[:next((n for n, c in enumerate(batch) if c[0] != batch[0][0]), len(batch))]
+    return batch[:next((n for n, c in enumerate(batch) if c[0] != batch[0][0] or alone(c)), len(batch))]
 
 
 def _worker(mode: str, cases_path: str, start: int, alone: bool, out_path: str, keep_rank: bool) -> None:
@@ -267,8 +287,8 @@ def _run(module: str, mode: str, tmp: str, pos: int, alone: bool, keep_rank: boo
 def ask_cases(module: str, mode: str, cases: list, keep_rank: bool = False) -> list:
     """``[result, error]`` for each ``[op, [operands]]`` of `cases`, asked by ``python -m MODULE --worker`` in
     `mode`, in an empty temporary directory.  A case that kills the worker (MindSpore 2.10 dies on some, e.g.
-    ``f16 * 0-d bf16``) is asked again alone, and if it kills it again it is recorded as `CRASH`; a new
-    worker then goes on after it."""
+    ``f16 * 0-d bf16``) is recorded as `CRASH` (in graph mode, where cases are compiled in batches, once it
+    has killed it asked alone); a new worker then goes on after it."""
     with tempfile.TemporaryDirectory(prefix="promote-mindspore-") as tmp:
         with open(os.path.join(tmp, "cases.json"), "w", encoding="utf-8") as handle:
             json.dump(cases, handle)
@@ -283,7 +303,7 @@ def ask_cases(module: str, mode: str, cases: list, keep_rank: bool = False) -> l
                     raise RuntimeError(f"the MindSpore worker ({mode}) answered {len(answers)} of {len(cases)} cases")
             elif code > 0 and code != 139:  # 139: a shell's report of SIGSEGV
                 raise RuntimeError(f"the MindSpore worker ({mode}) failed: {tail}")
-            elif crashed_at == len(answers):
+            elif mode != "graph" or crashed_at == len(answers):  # pynative asks one case at a time
                 answers.append([None, CRASH.format(signal=-code if code < 0 else 11)])
                 crashed_at = None
             else:
@@ -294,9 +314,9 @@ def ask_cases(module: str, mode: str, cases: list, keep_rank: bool = False) -> l
 def record(modes=MODES) -> dict:
     """Ask every case, one worker per mode; return a recording."""
     cases, values = [], []
-    pairs, valued = operand_pairs(), value_pairs()
+    valued = value_pairs()
     for mode in modes:
-        options = {"mode": mode}
+        options, pairs = {"mode": mode}, operand_pairs(mode)
         asked = [[op, [a, b]] for op in OPS for a, b in pairs + valued]
         answers = ask_cases("promote_cli.probes.mindspore", mode, asked)
         for (op, (a, b)), (result, error) in zip(asked, answers):
