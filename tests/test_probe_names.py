@@ -140,7 +140,7 @@ def _asked(name: str) -> list:
     if name.startswith("array-api"):
         return list(array_api.pair_cases())
     if name.startswith("mindspore"):
-        return [(op, a, b) for mode in mindspore.MODES for op in mindspore.OPS for a, b in mindspore.operand_pairs()]
+        return [(op, a, b) for mode in mindspore.MODES for op in mindspore.OPS for a, b in mindspore.operand_pairs(mode)]
     return [(openvino.OP, openvino.operand(a, ra), openvino.operand(b, rb)) for a, b, ra, rb, _ in openvino.cases()]
 
 

@@ -69,7 +69,7 @@ BATCH = 24
 GRAPH_0D = ("bool", "i8", "u8", "i64", "bf16", "f16", "f32", "f64", "c64")
 
 _DASHES = re.compile(r"^-{5,}$")
-_LOG_PREFIX = re.compile(r"^\[(ERROR|WARNING|INFO)\] \w+\([^)]*\) ?[^\]]*\] ?")
+_LOG_PREFIX = re.compile(r"^\[(ERROR|WARNING|INFO)\] \w+\([^)]*\)[^\[]*\[[^\]]*\] \w+\] ?")
 _ADDRESS = re.compile(r"\b0x[0-9a-fA-F]+\b")
 
 
@@ -99,7 +99,7 @@ def clean_error(exc: BaseException) -> str:
         if raw and not _DASHES.match(raw):
             line = raw
             break
-    return f"{type(exc).__name__}: {_ADDRESS.sub('0x', line)}".rstrip(": ")
+    return f"{type(exc).__name__}: {_ADDRESS.sub('0x', line)}" if line else type(exc).__name__
 
 
 def operand_pairs(mode: str = "pynative") -> list[tuple[str, str]]:
