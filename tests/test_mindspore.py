@@ -125,3 +125,29 @@ def test_live_mindspore_agrees_with_the_recording_in_pynative_mode():
     sample = [c for c in data["cases"] if c[3] == {"mode": "pynative"}][::37]
     answers = probe.ask_cases("promote_cli.probes.mindspore", "pynative", [[op, [a, b]] for op, a, b, *_ in sample])
     assert [[c[4], c[5]] for c in sample] == answers
+
+
+def test_the_doc_gives_the_op_recordings_figures_and_what_it_does_not_ask():
+    from promote_cli.probes import mindspore_ops
+    from promote_cli.probes.opcases import cases
+
+    data = json.loads((ROOT / "tests" / "data" / "recordings" / "ops-mindspore.json").read_text("utf-8"))
+    text = DOC.read_text("utf-8")
+    ops = {row[0] for row in data["rows"]}
+    said = re.search(r"MindSpore 2\.10 gave for (\d+) of them.*?: ([\d,]+) cases", text, re.S)
+    assert said and int(said.group(1)) == len(ops) == len(mindspore_ops.OPS)
+    assert int(said.group(2).replace(",", "")) == len(list(cases(data)))
+    assert data["not_asked"] == mindspore_ops.NOT_ASKED and not ops & set(mindspore_ops.NOT_ASKED)
+    rs = registry.load("mindspore")
+    assert not set(mindspore_ops.NOT_ASKED) & set(rs.op_names), "an op group answers an op no recording checks"
+
+
+@pytest.mark.parametrize(("a", "b", "op", "want"), [
+    ("bool", "u16", "<", "refused"), ("bool", "u16", "<=", "bool"), ("py:bool", "u16", "<", "bool"),
+    ("i8", "bool", "ops.subtract", "i64"), ("bool", "i8", "ops.subtract", "i8"), ("i8", "bool", "ops.sub", "i8"),
+    ("f32", "py:complex", "==", "py:bool"), ("f32", "py:complex", "ops.equal", "refused"),
+    ("u16", "py:int", "==", "bool"), ("u16", "py:int", "!=", "refused"), ("py:int", "i8", "&", "refused"),
+    ("bool", "bool", "+", "bool"), ("bool", "bool", "ops.add", "refused"),
+])
+def test_op_groups_answer_the_recorded_surprises(a, b, op, want):
+    assert _answer(a, b, op) == want
