@@ -11,7 +11,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from support import require_framework
+from support import require_framework, run_cli
 
 from promote_cli import query
 from promote_cli.oracle import registry
@@ -151,3 +151,14 @@ def test_the_doc_gives_the_op_recordings_figures_and_what_it_does_not_ask():
 ])
 def test_op_groups_answer_the_recorded_surprises(a, b, op, want):
     assert _answer(a, b, op) == want
+
+
+def test_the_diff_with_cann_runs_and_is_the_one_the_doc_gives():
+    """MindSpore's tensor map is CANN's documentation table but for u16, u32, u64 with bool."""
+    code, out, err = run_cli("table", "--diff", "cann", "mindspore")
+    assert code == 0, err
+    said = re.search(r"\(([\d,]+) of ([\d,]+) differ: (\d+) that one side refuses", DOC.read_text("utf-8"))
+    summary = re.search(r"(\d+) of (\d+) cells differ: (\d+) refused by a side", out + err)
+    assert said and summary and said.groups() == summary.groups()
+    rows = {tuple(line.split()[:2]): line.split()[2:] for line in out.splitlines()[1:] if line.split()[:1] != ["cann@8.0"]}
+    assert rows[("u16", "bool")] == ["-", "u16"] and rows[("bool", "u64")] == ["-", "u64"]
