@@ -33,16 +33,13 @@ from promote_cli.probes.opsweep import OPERATORS
 FRAMEWORK = "mindspore"
 PACKAGE = "mindspore"
 
-_BINARY_OPERATORS = ["+", "-", "//", "%", "**", "<", "<=", ">", ">=", "==", "!=", "&", "|", "^", "<<", ">>"]
-_FUNCTIONS = ["add", "sub", "subtract", "floor_div", "floor_divide", "floor_mod", "remainder", "pow", "maximum", "minimum",
+_BINARY_OPERATORS = ["+", "-", "*", "/", "//", "%", "**", "<", "<=", ">", ">=", "==", "!=", "&", "|", "^",
+                     "<<", ">>"]
+_FUNCTIONS = ["add", "sub", "subtract", "mul", "multiply", "div", "divide", "true_divide", "floor_div",
+              "floor_divide", "floor_mod", "remainder", "fmod", "pow", "maximum", "minimum",
               "equal", "eq", "not_equal", "ne", "less", "lt", "less_equal", "le", "greater", "gt",
               "greater_equal", "ge", "logical_and", "logical_or", "logical_xor",
               "bitwise_and", "bitwise_or", "bitwise_xor"]
-
-#: the binary ops not asked (not in `OPS`): the ruleset has no op group for them yet.  Mul and Div treat
-#: a 0-d tensor or a Python number next to a tensor as a scalar of their own (i8 * 0-d i64 is i8,
-#: i8 * 0-d i16 is refused), and their CPU kernels take a complex type only with itself.
-NOT_ASKED = ["*", "/", "ops.mul", "ops.multiply", "ops.div", "ops.divide", "ops.true_divide", "ops.fmod"]
 
 #: every name asked, in the recording's order -> its arity (`opsweep.leading`)
 OPS: dict[str, int | str] = {**dict.fromkeys(_BINARY_OPERATORS, 2), **{f"ops.{f}": 2 for f in _FUNCTIONS}}
@@ -72,7 +69,7 @@ def record_ops(ruleset: str = FRAMEWORK) -> dict:
     opsweep.sweep(recorder, OPS, OPTIONS, lambda op, operands: tuple(next(answers)), WHERE_CONDITIONS, OPERATORS)
     return recorder.recording({
         "ruleset": ruleset, "package": PACKAGE, "version": version(), "probe": "promote_cli.probes.mindspore_ops",
-        "python": platform.python_version(), "device": "cpu", "aliases": ALIASES, "not_asked": NOT_ASKED,
+        "python": platform.python_version(), "device": "cpu", "aliases": ALIASES,
     })
 
 
