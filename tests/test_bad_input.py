@@ -42,7 +42,8 @@ def test_odd_operands_never_trace(framework):
     ("0D: ", "'0D:' needs a dtype after 0d: (e.g. 0d:i8)"),
     ("weak:", "'weak:' needs a dtype after weak: (e.g. weak:i8)"),
     ("?", "'?' needs a dtype before ? (e.g. f32?)"),
-    ("py:", "'py:' needs a kind after py: (py:bool, py:int, py:float or py:complex)"),
+    ("py:", "'py:' needs a kind or a value after py: (py:bool, py:int, py:float, py:complex, "
+                "or a literal such as py:300)"),
 ])
 def test_a_form_without_its_dtype_says_what_is_missing(operand, says):
     """`0d:` alone is a form with nothing after it, not an "unknown dtype ''"."""

@@ -175,7 +175,7 @@ def test_python_arithmetic_on_literals():
 
 def test_forms_flow_into_the_parent():
     steps = {s.source: s.operand for s in promote_cli.expr("(s:0d:i8 + 1) * x:f16", "torch").steps()}
-    assert steps == {"s:0d:i8": "0d:i8", "1": "py:int", "(s:0d:i8 + 1)": "0d:i8", "x:f16": "f16",
+    assert steps == {"s:0d:i8": "0d:i8", "1": "py:1", "(s:0d:i8 + 1)": "0d:i8", "x:f16": "f16",
                      "(s:0d:i8 + 1) * x:f16": "f16"}
     assert promote_cli.expr("w:weak:i32 * 2 < 3", "jax").result == "weak:bool"
     assert promote_cli.expr("s:0d:f32 + t:0d:f16", "numpy").result == "0d:f32"

@@ -20,7 +20,8 @@ FRAMEWORKS = ["openvino", "paddle", "cann", "jax", "torch", "numpy", "tensorflow
               "Paddle@2.6", "paddle@3.3", "cann@opbase", "nope", "openvino@1", " openvino", ""]
 OPERANDS = ["i8", "u8", "i16", "u64", "f16", "bf16", "f32", "f64", "c64", "bool", "int8", "UINT8", "torch.float16",
             "0d:i8", "0d:f32", "py:int", "py:float", "py:bool", "py:complex", "weak:f32", "i8?", "f8e4m3", "x8", "",
-            "py:str", "i 8", "é8"]
+            "py:str", "i 8", "é8", "py:300", "py:-1", "py:1.5", "py:nan", "py:1+1j", "0d:i64=300", "py:1e",
+            "0d:i8=300"]
 OPS = ["add", "add", "/", "mul", "sub", "true_divide", "nope", "ADD", "+", "result_type"]
 OPTIONS = [["promote_unsafe=true"], ["promote_unsafe=yes"], ["promote_unsafe=maybe"], ["nokey"], ["=x"],
            ["u64_integer_promotion_target=f64"], ["unknown=1"], ["promote_unsafe=true", "pytorch_scalar_promotion=true"],
@@ -39,6 +40,8 @@ SIMPLE = [
     {"argv": ["query", "0d:i8", "py:float", "-f", "torch"], "env": {"NO_COLOR": "1"}},
     {"argv": ["query", "i8", "u8", "-f", "openvino:promote_unsafe=true"]},  # the ruleset's options with its name
     {"argv": ["query", "i8", "u8", "-f", "jax:x64=true", "-O", "x64=true", "--format", "json"]},
+    {"argv": ["query", "i8", "py:300", "-f", "numpy"]},  # a value out of range: refused (exit 1)
+    {"argv": ["query", "0d:i64=300", "py:-1", "-f", "torch", "--format", "json"]},
 ]
 
 #: questions of the common shapes that cannot be asked: the fast path reports them itself, as Click's path does,
@@ -55,6 +58,8 @@ ERRORS = [
     {"argv": ["query", "i8", "u8"], "env": {"PROMOTE_FRAMEWORK": ""}},
     {"argv": ["query", "i8", "u8"], "env": {"PROMOTE_FRAMEWORK": "nope"}},
     {"argv": ["query", "i8", "u8", "-f", "openvino", "-O", "promote_unsafe=true"], "stdout": "/dev/full"},
+    {"argv": ["query", "i8", "py:1e", "-f", "numpy"]},  # malformed values
+    {"argv": ["query", "0d:i8=300", "u8", "-f", "numpy"]},
 ]
 
 #: invocations the Click path handles (each must still print the same either way)
@@ -201,7 +206,8 @@ START_UP = {"click", "dataclasses", "inspect", "ast", "tomllib", "hashlib", "dif
 
 @pytest.mark.parametrize("argv", [["query", "i8", "u8", "-f", "openvino", "-O", "promote_unsafe=true"],
                                   ["query", "i8", "u8", "f16", "-f", "paddle", "--op", "/", "--format", "json"],
-                                  ["query", "i8", "u8", "-f", "openvino:promote_unsafe=true"]])
+                                  ["query", "i8", "u8", "-f", "openvino:promote_unsafe=true"],
+                                  ["query", "i8", "py:300", "0d:f64=1e+300", "-f", "jax"]])
 def test_a_query_imports_neither_numpy_nor_rich_nor_click_nor_a_parser(argv):
     _modules_of_a_query(argv)  # warms the caches
     loaded = _modules_of_a_query(argv)

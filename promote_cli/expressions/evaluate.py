@@ -25,7 +25,7 @@ from promote_cli.errors import Refusal, UsageError
 from promote_cli.expressions import literals, syntax
 from promote_cli.oracle import engine
 from promote_cli.oracle.model import ExprOperator, Ruleset
-from promote_cli.vocab import dtypes, operands, operators
+from promote_cli.vocab import operands, operators
 from promote_cli.vocab.dtypes import DType
 from promote_cli.vocab.operands import PYTHON, RANK0, TENSOR, WEAK, Operand
 
@@ -124,9 +124,13 @@ class _Refused(Exception):
 
 @dataclass
 class _Value:
-    operand: Operand          # the form the parent sees: py:KIND, weak:DT, 0d:DT or DT
+    operand: Operand          # the form the parent sees: py:KIND (py:VALUE when known), weak:DT, 0d:DT or DT
     rank: int | None          # None for a Python scalar
-    value: object = None      # a Python scalar's value, when literals made it
+
+    @property
+    def value(self):
+        """A Python scalar's value where literals (or a `py:VALUE` variable) fixed it, else None."""
+        return self.operand.value if self.operand.form == PYTHON else None
 
 
 def _shape(operand: Operand, rank: int | None) -> Operand:
@@ -137,7 +141,7 @@ def _shape(operand: Operand, rank: int | None) -> Operand:
 
 
 class _Evaluator:
-    def __init__(self, rs: Ruleset, text: str, options: dict | None, op_answer=None):
+    def __init__(self, rs: Ruleset, text: str, options: dict | None, op_answer=None, bound: dict | None = None):
         if rs.expressions is None:
             raise UsageError(f"{rs.key} has no [expressions] rules: its rule file does not say how its "
                              f"operators evaluate (docs/rules.md, \"Expressions\", lists the frameworks that do)")
@@ -148,6 +152,7 @@ class _Evaluator:
         self.values = engine.parse_options(rs, self.options)
         self.variables: dict[str, tuple[Operand, syntax.Node]] = {}
         self.op_answer = op_answer  # (ruleset, op, operands, options) -> Answer: an op group's op (`ops.answer`)
+        self.bound = bound or {}    # variable name -> the operand it is, value and all (declared without the value)
 
     def caret_error(self, message: str, span) -> syntax.ExpressionSyntaxError:
         return syntax.ExpressionSyntaxError(message, self.text, span[0], span[1], what="expression")
@@ -188,10 +193,10 @@ class _Evaluator:
                                    node.span)
         self.check_operand(operand, node.span)
         if operand.form == PYTHON:
-            value = _Value(operand, None, literals.value_of(node.literal))
+            value = _Value(Operand(PYTHON, None, operand.pykind, literals.value_of(node.literal)), None)
         else:
             value = _Value(operand, 0)
-        step = Step("literal", "", self.source(node), node.span, str(operand),
+        step = Step("literal", "", self.source(node), node.span, str(value.operand),
                     f"expressions.literals.{kind} = {operand}")
         return value, step
 
@@ -202,6 +207,9 @@ class _Evaluator:
                 operand = operands.parse(node.operand)
             except UsageError as exc:
                 raise self.caret_error(str(exc), node.operand_span) from None
+            given = self.bound.get(node.name)
+            if given is not None and str(given.without_value()) == str(operand):
+                operand = given
             if known is not None and str(known[0]) != str(operand):
                 first = known[1]
                 raise self.caret_error(f"{node.name} is declared {known[0]} at column {first.span[0] + 1}; a later use "
@@ -231,9 +239,9 @@ class _Evaluator:
         if inner.operand.form == PYTHON:
             value = literals.python_unary(node.op, inner.value if inner.value is not None
                                           else PYTHON_SAMPLES[inner.operand.pykind])
-            result = Operand(PYTHON, None, literals.py_kind(value))
-            step.operand, step.rule = str(result), "Python's arithmetic"
-            return _Value(result, None, value if inner.value is not None else None), step
+            result = _python_result(value, inner.value is not None)
+            step.operand, step.rule = str(result.without_value()), "Python's arithmetic"
+            return _Value(result, None), step
         spec = self.operator(spec_name, node)
         x = inner.operand
         self.refuse_if(spec, step, a=x, b=x, result=x, a_value=0, b_value=0)
@@ -313,10 +321,10 @@ class _Evaluator:
         except literals.PythonError as exc:
             step.rule = "Python's arithmetic"
             raise _Refused(str(exc), step) from None
-        result = Operand(PYTHON, None, literals.py_kind(value))
-        step.operand, step.rule = str(result), "Python's arithmetic"
+        result = _python_result(value, known)
+        step.operand, step.rule = str(result.without_value()), "Python's arithmetic"
         step.reason = "two Python scalars meet in Python before the framework sees them"
-        return _Value(result, None, value if known else None), step
+        return _Value(result, None), step
 
     def promote(self, spec: ExprOperator, args: list[_Value], x: _Value, y: _Value, step: Step):
         a, b = x.operand, y.operand
@@ -335,7 +343,7 @@ class _Evaluator:
                 step.rule = rule
                 raise _Refused(str(exc), step) from None
         else:
-            answer = engine.answer(self.rs, a, b, spec.op, self.options, spec.skip_after)
+            answer = engine.answer(self.rs, a, b, spec.op, self.options, spec.skip_after, check_values=False)
             rule = f"{self.rs.key} {self.asked_as(spec)}: {answer.rule}"
             if answer.result is None:
                 step.rule, step.reason = rule, answer.refusal
@@ -345,18 +353,10 @@ class _Evaluator:
         if promoted.form == PYTHON:
             step.rule = rule
             raise _Refused(f"{self.rs.key} gives no array type for {a} {spec.op} {b}", step)
-        if spec.literal_range is not None:
-            where = _where(spec.name, "literal_range")
-            bound = _operand(engine.formula(self.rs, spec.literal_range, self.values, where, result=promoted, **names))
-            d = bound.dtype
-            low = -int(d.max) if d.kind == "unsigned" and self.rules.unsigned_wrap else int(d.min) if d.kind in (
-                "signed", "unsigned") else 0
-            for v in (x, y):
-                if v.operand.form == PYTHON and v.operand.pykind == "int" and v.value is not None \
-                        and d.kind in ("signed", "unsigned") and not low <= v.value <= int(d.max):
-                    step.rule = f"{rule}; {_where(spec.name, 'literal_range', spec.literal_range)}"
-                    raise _Refused(self.rules.literal_range_message.format(value=v.value, dtype=_native(self.rs, d)),
-                                   step)
+        refused = engine.literal_refusal(self.rs, self.values, spec, [a, b], promoted)
+        if refused is not None:
+            step.rule = f"{rule}; {refused[1]}"
+            raise _Refused(refused[0], step)
         self.refuse_if(spec, step, rule=rule, result=promoted, **names)
         result = self.result(spec, step, promoted, **names)
         ranks = [v.rank for v in args if v.rank is not None]
@@ -399,12 +399,7 @@ class _Evaluator:
         return value
 
 
-def _where(name: str, field: str | None = None, expr=None) -> str:
-    """An operator's key in the rule file (`expressions.operators."/".result`), with the expression."""
-    key = f'expressions.operators."{name}"' if not name.isidentifier() else f"expressions.operators.{name}"
-    if field is not None:
-        key = f"{key}.{field}"
-    return f"{key} = {expr.text}" if expr is not None else key
+_where = engine.expression_key
 
 
 def _known(v: _Value):
@@ -412,21 +407,25 @@ def _known(v: _Value):
     return v.value if v.value is not None else 0
 
 
+def _python_result(value, known: bool) -> Operand:
+    """A Python scalar computed in Python: with its value where the operands' values were known (the value flows
+    to the parent's operators; a result is shown without it, as every result is)."""
+    return Operand(PYTHON, None, None, value) if known else Operand(PYTHON, None, literals.py_kind(value))
+
+
 def _operand(value) -> Operand:
     return Operand(TENSOR, value) if isinstance(value, DType) else value
 
 
-def _native(rs: Ruleset, d: DType) -> str:
-    """A dtype as the framework names it (numpy's int8), else its canonical name."""
-    return dtypes.native_names(rs.name).get(d.name, d.name)
-
-
-def evaluate(rs: Ruleset, text: str, options: dict | None = None, op_answer=None) -> ExprResult:
+def evaluate(rs: Ruleset, text: str, options: dict | None = None, op_answer=None,
+             bound: dict | None = None) -> ExprResult:
     """Parse and evaluate `text` in ruleset `rs`: an ExprResult (refusals are results; malformed
     expressions, unknown types and operators a framework lacks raise UsageError). With `op_answer`
-    (`expressions.ops.answer`), calls of the ruleset's op groups' ops and `@` are answered by their groups."""
+    (`expressions.ops.answer`), calls of the ruleset's op groups' ops and `@` are answered by their groups.
+    `bound` gives variables declared in `text` without a value the operand with its value (`x:0d:i64` is
+    `0d:i64=300`)."""
     tree = syntax.parse(text)
-    ev = _Evaluator(rs, text, options, op_answer)
+    ev = _Evaluator(rs, text, options, op_answer, bound)
     shown = {k: v.name if isinstance(v, DType) else v for k, v in ev.values.items()}
     try:
         value, step = ev.eval(tree)
@@ -435,7 +434,7 @@ def evaluate(rs: Ruleset, text: str, options: dict | None = None, op_answer=None
         exc.step.error = str(exc)
         return ExprResult(rs.name, rs.version, text, shown, None, _partial(exc.step, tree, text), message,
                           exc.step.span)
-    return ExprResult(rs.name, rs.version, text, shown, str(value.operand), step)
+    return ExprResult(rs.name, rs.version, text, shown, str(value.operand.without_value()), step)
 
 
 def _partial(step: Step, tree: syntax.Node, text: str) -> Step:

@@ -124,7 +124,7 @@ def _operator(rs: Ruleset, group: OpGroup, given: list[Operand], options) -> tup
     """The `[expressions.operators]` entry's answer, as `promote expr` evaluates it on variables of these operands."""
     from promote_cli.expressions.evaluate import evaluate
 
-    variables = [f"{v}:{x}" for v, x in zip(VARIABLES, given)]
+    variables = [f"{v}:{x.without_value()}" for v, x in zip(VARIABLES, given)]
     name = group.operator
     if name in operators.UNARY.values():
         text = f"{name[0]}{variables[0]}"
@@ -132,7 +132,7 @@ def _operator(rs: Ruleset, group: OpGroup, given: list[Operand], options) -> tup
         text = f"{name}({', '.join(variables)})"
     else:
         text = f"{variables[0]} {name} {variables[1]}"
-    got = evaluate(rs, text, options)
+    got = evaluate(rs, text, options, bound=dict(zip(VARIABLES, given)))
     if got.refused:
         step = next(s for s in got.steps() if s.error is not None)
         raise _refusal(step.error, f"opgroups.{group.name} (operator {name}: {step.rule or 'refused'})")

@@ -21,6 +21,7 @@ from promote_cli.oracle.checked import function_table
 from promote_cli.oracle.model import REFUSE, Clause, Lattice, Ruleset
 from promote_cli.records import Record
 from promote_cli.vocab import dtypes, operands
+from promote_cli.vocab.values import fits as holds_value
 from promote_cli.vocab.dtypes import DTYPES, DType
 from promote_cli.vocab.operands import PYTHON, RANK0, TENSOR, WEAK, Operand
 
@@ -139,6 +140,19 @@ def _complex_of(x) -> DType:
     raise Refusal(f"there is no complex type with {d} parts")
 
 
+def _value(x):
+    """The value an operand carries (`py:300` 300, `0d:f32=1.5` 1.5); a rule defect for one without."""
+    if not isinstance(x, Operand) or x.value is None:
+        raise TypeError(f"{x} has no value (ask has_value first)")
+    return x.value
+
+
+def _fits(x, t) -> bool:
+    """Whether x carries a value that type t holds (values.held: an integer in range, a real within a float's
+    finite range or a NaN or infinity it has, ...); false for an operand without a value."""
+    return isinstance(x, Operand) and x.value is not None and holds_value(x.value, _dt(t))
+
+
 _PY_KINDS = {"bool": "bool", "signed": "int", "unsigned": "int", "float": "float", "complex": "complex"}
 
 
@@ -250,6 +264,9 @@ def _environment(rs: Ruleset) -> dict:
         is_rank0=lambda x: _form(x) == RANK0,
         is_python=lambda x: _form(x) == PYTHON,
         is_weak=lambda x: _form(x) == WEAK,
+        has_value=lambda x: isinstance(x, Operand) and x.value is not None,
+        value=_value,
+        fits=_fits,
         dtype=_dt,
         bits=lambda x: _dt(x).bits,
         exp_bits=lambda x: _dt(x).exp_bits,
@@ -285,8 +302,11 @@ def _node(lat: Lattice, x) -> str | None:
 
     Its own spelling (`weak:i32`, `py:int`, `0d:i8`) when that is a node; a weak operand
     stands at the Python scalar node of its kind (`weak:i16` at `py:int`, as JAX's weak
-    types do) when the lattice has one; otherwise at its dtype (`py:bool` at `bool`).
+    types do) when the lattice has one; otherwise at its dtype (`py:bool` at `bool`). A value
+    is not looked at: `py:300` stands where `py:int` does.
     """
+    if isinstance(x, Operand):
+        x = x.without_value()
     text = str(x)
     hit = lat.lookup.get(text, False)
     if hit is not False:
@@ -308,7 +328,9 @@ def _node(lat: Lattice, x) -> str | None:
 
 
 def _key(x, keys) -> str | None:
-    """The table/lattice key for x: its own spelling, else its plain dtype."""
+    """The table/lattice key for x: its own spelling (without a value), else its plain dtype."""
+    if isinstance(x, Operand):
+        x = x.without_value()
     text = str(x)
     if text in keys:
         return text
@@ -532,10 +554,70 @@ def engine(rs: Ruleset, values: dict) -> Engine:
     return found
 
 
+# ---- values: a Python int that does not fit ------------------------------------------
+
+def expression_key(name: str, field: str | None = None, expr=None) -> str:
+    """An operator's key in the rule file (`expressions.operators."/".result`), with the expression."""
+    key = f'expressions.operators."{name}"' if not name.isidentifier() else f"expressions.operators.{name}"
+    if field is not None:
+        key = f"{key}.{field}"
+    return f"{key} = {expr.text}" if expr is not None else key
+
+
+def expression_operator(rs: Ruleset, op: str):
+    """The `[expressions]` operator that a query's op is (`+` for `add`: the first whose op is in the same op
+    group), or None."""
+    if rs.expressions is None:
+        return None
+    found = rs.expressions.operators.get(op)
+    if found is not None and found.op is not None:
+        return found
+    group = resolve_op(rs, op)
+    return next((spec for spec in rs.expressions.operators.values()
+                 if spec.op is not None and resolve_op(rs, spec.op) == group), None)
+
+
+def python_int_value(x) -> int | None:
+    """The value of a Python int operand that carries one, else None."""
+    return x.value if isinstance(x, Operand) and x.form == PYTHON and x.pykind == "int" else None
+
+
+def literal_refusal(rs: Ruleset, values: dict, spec, given: list, promoted: Operand) -> tuple[str, str] | None:
+    """(message, the key that refuses) when a Python int among the `given` operands does not fit the dtype the
+    operator's `literal_range` names for the `promoted` result (NEP 50's OverflowError), else None. The check of
+    `promote expr`'s literals and of value operands (`py:300`) alike."""
+    if spec is None or spec.literal_range is None or all(python_int_value(x) is None for x in given):
+        return None
+    a, b = given[0], given[-1]
+    names = {"a": a, "b": b, "a_value": python_int_value(a) or 0, "b_value": python_int_value(b) or 0}
+    bound = engine(rs, values).formula(spec.literal_range, expression_key(spec.name, "literal_range"),
+                                       result=promoted, **names)
+    d = _dt(bound)
+    if d.kind not in ("signed", "unsigned"):
+        return None
+    low = -int(d.max) if d.kind == "unsigned" and rs.expressions.unsigned_wrap else int(d.min)
+    for x in given:
+        v = python_int_value(x)
+        if v is not None and not low <= v <= int(d.max):
+            native = dtypes.native_names(rs.name).get(d.name, d.name)
+            return (rs.expressions.literal_range_message.format(value=v, dtype=native),
+                    expression_key(spec.name, "literal_range", spec.literal_range))
+    return None
+
+
+def value_refusal(rs: Ruleset, values: dict, op: str, given: list, result: Operand | None):
+    """`literal_refusal` for a query's op (its `[expressions]` operator); None without a result."""
+    if result is None:
+        return None
+    return literal_refusal(rs, values, expression_operator(rs, op), given, result)
+
+
 def answer(rs: Ruleset, a, b, op: str = "add", options: dict | None = None,
-           skip_after: frozenset = frozenset()) -> Answer:
+           skip_after: frozenset = frozenset(), check_values: bool = True) -> Answer:
     """The answer of ruleset `rs` for `a op b` with `options` (names -> values); `skip_after` names
-    `[[after]]` clauses left out (an expression's operator whose kernel is not the op's)."""
+    `[[after]]` clauses left out (an expression's operator whose kernel is not the op's). A Python int operand
+    with a value out of the range the op's `[expressions]` operator allows refuses (`literal_refusal`) unless
+    `check_values` is false (`promote expr` checks its own operator's range)."""
     resolve_op(rs, op)
     values = parse_options(rs, options)
     a_in = a if isinstance(a, Operand) else operands.parse(a)
@@ -548,6 +630,10 @@ def answer(rs: Ruleset, a, b, op: str = "add", options: dict | None = None,
         return Answer(**base, result=None, rule="types", reason=str(exc), refusal=str(exc))
     eng = engine(rs, values)
     result, rule, reason, refusal = eng.decide(op, na, nb, skip_after=skip_after)
+    refused = value_refusal(rs, values, op, [a_in, b_in], result) if check_values else None
+    if refused is not None:
+        result, refusal, rule = None, refused[0], f"{rule}; {refused[1]}"
+        reason = refusal
     hint = None
     if result is None and not skip_after:
         hint = eng.hint(lambda other: other.decide(op, na, nb)[0])
@@ -556,10 +642,11 @@ def answer(rs: Ruleset, a, b, op: str = "add", options: dict | None = None,
 
 
 def _as_operand(value) -> Operand:
+    """A rule's result as an operand: a dtype is a tensor, a rank-0 result a tensor; a result has no value."""
     if isinstance(value, DType):
         return Operand(TENSOR, value)
     if isinstance(value, Operand):
-        return value.with_form(TENSOR) if value.form == RANK0 else value
+        return value.with_form(TENSOR) if value.form == RANK0 else value.without_value()
     raise TypeError(f"a rule result must be a dtype or operand, got {value!r}")
 
 
@@ -606,6 +693,10 @@ def answer_n(rs: Ruleset, operand_list, op: str = "add", options: dict | None = 
         return Answer(**base, result=None, rule="types", reason=str(exc), refusal=str(exc))
     eng = engine(rs, values)
     result, rule, reason, refusal = _decide_n(eng, op, normal)
+    refused = value_refusal(rs, values, op, parsed, result)
+    if refused is not None:
+        result, refusal, rule = None, refused[0], f"{rule}; {refused[1]}"
+        reason = refusal
     hint = None
     if result is None:
         hint = eng.hint(lambda other: _decide_n(other, op, normal)[0])
@@ -755,6 +846,8 @@ class _Sequence:
 
     def rank(self, x) -> int:
         found = self.ranks.get(str(x))
+        if found is None and isinstance(x, Operand) and x.has_value:
+            found = self.ranks.get(str(x.without_value()))
         if found is None and isinstance(x, Operand) and x.dtype is not None:
             found = self.ranks.get(x.dtype.name)
         if found is None:

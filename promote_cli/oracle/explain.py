@@ -167,6 +167,9 @@ def explain(rs: Ruleset, a, b, op: str = "add", options: dict | None = None) -> 
     before = decider.decide(op, na, nb, after=False)
     trace: list = []
     result, rule, reason, refusal = decider.decide(op, na, nb, trace=trace)
+    refused = engine.value_refusal(rs, values, op, [a_in, b_in], result)
+    if refused is not None:  # a Python int that does not fit, as `answer` refuses it
+        result, refusal, reason = None, refused[0], refused[0]
     clauses = {c.name: c for c in rs.rules}
     afters = {c.name: c for c in rs.after}
     main = before[1]

@@ -57,7 +57,7 @@ CLAUSE_KEYS = {"name", "ops", "if", "symmetric", "result", "refuse", "weak", "re
 
 # Function names an expression may call; engine.py implements them.
 FUNCTIONS = frozenset(("is_bool", "is_int", "is_signed", "is_unsigned", "is_float", "is_complex", "kind", "priority",
-             "is_tensor", "is_rank0", "is_python", "is_weak", "dtype", "bits", "exp_bits", "man_bits",
+             "is_tensor", "is_rank0", "is_python", "is_weak", "has_value", "value", "fits", "dtype", "bits", "exp_bits", "man_bits",
              "signed_int", "unsigned_int", "smallest_int", "smallest_float", "complex_of", "real_of",
              "weak", "strong", "py", "table", "refuses", "join", "mapped", "max", "min", "abs"))
 MESSAGE_FIELDS = {"a", "b", "op", "op_group", "result"}
