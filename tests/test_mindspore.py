@@ -16,6 +16,7 @@ from support import require_framework, run_cli
 from promote_cli import query
 from promote_cli.oracle import registry
 from promote_cli.probes import mindspore as probe
+from promote_cli.probes.recordings import compare
 
 ROOT = Path(__file__).resolve().parents[1]
 RECORDING = ROOT / "tests" / "data" / "recordings" / "mindspore-2.10.json"
@@ -45,6 +46,17 @@ def test_a_python_int_past_int64_is_refused_whatever_the_tensor_in_every_mode():
     assert len(values) == len(probe.MODES) * len(probe.OPS) * len(probe.value_pairs())
     for op, a, b, options, result, error in values:
         assert result is None and "Unable to cast Python instance of type <class 'int'>" in error, (op, a, b, options)
+    total, mismatches = compare({"ruleset": "mindspore", "cases": values})
+    assert total == len(values) and not mismatches, [m.line() for m in mismatches]
+
+
+@pytest.mark.parametrize("op", ["+", "*", "/", "==", "ops.mul"])
+def test_a_value_plays_no_part_but_past_int64(op):
+    """i8 + 300 wraps in int8; a Python int past int64 is refused by every op, even where a wide unsigned
+    tensor takes any Python number (u16 * 1, u16 / 1)."""
+    assert _answer("i8", "py:300", op) == _answer("i8", "py:int", op) != "refused"
+    assert _answer("i8", "py:9223372036854775808", op) == "refused"
+    assert _answer("u16", "py:-9223372036854775809", op) == "refused"
 
 
 @pytest.mark.parametrize(("message", "clean"), [

@@ -330,7 +330,7 @@ def record(modes=MODES) -> dict:
         "device": "cpu",
         "numpy": _dist_version("numpy"),
         "not_asked": [n for n in ASKED if n not in TO_MS],
-        # value operands (py:9223372036854775808), kept apart until the operand grammar reads values
+        # value operands (py:9223372036854775808): a list of their own, beside the pairs every mode asks
         "values": values,
         "cases": cases,
     }
