@@ -8,7 +8,8 @@ What is asked
     every dtype in `ASKED`, each pair of them, and each with a Python scalar
     (``py:bool|int|float|complex``: ``True``, ``1``, ``1.5``, ``1+2j``) on either side
     (`promote_cli.probes.cases.pair_groups`); two Python scalars are Python's arithmetic and
-    are not asked.  Value cases (`VALUES`): Python ints outside int64, which MindSpore cannot
+    are not asked.  Graph mode, where every case is a compilation, asks the pairs without a
+    0-d tensor and the 0-d pairs of the types in `GRAPH_0D` (`operand_pairs`).  Value cases (`VALUES`): Python ints outside int64, which MindSpore cannot
     convert, with an int8 tensor.  Tensors are made from NumPy arrays of ones
     (``Tensor(array, dtype=...)``): MindSpore's CPU Cast and Ones kernels cannot make the
     float8 and HiFloat8 types.
@@ -226,7 +227,7 @@ _COMPILED: dict = {}
 #: operands whose cases graph mode compiles one at a time: the types that promote with next to nothing
 #: and the Python complex, whose cases mostly fail (a failed batch is split, and recompiled, until each
 #: failure stands alone; compiling them alone from the start is cheaper, and answers the same)
-_ALONE = ("u16", "u32", "u64", "f8e4m3", "f8e5m2", "hif8", "py:complex")
+_ALONE = ("u16", "u32", "u64", "f8e4m3", "f8e5m2", "hif8")
 
 
 def _batch(cases: list, i: int, size: int) -> list:
