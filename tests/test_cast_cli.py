@@ -665,3 +665,14 @@ def test_a_missing_file_reads_the_same_in_every_command(tmp_path):
         assert code == 2 and out == "" and err == f"{speaker}: {said}\n", args
     code, out, err = run_cli("validate", str(missing))
     assert code == 2 and out == f"{said}\n"
+
+
+@pytest.mark.parametrize("target", ["hif8", "hifloat8"])
+def test_a_type_numpy_cannot_hold_is_refused_in_one_line(weights, target):
+    """HiFloat8 has no numpy type (and TOSA no CAST to it): one line, exit 2, nothing written."""
+    p, _ = weights
+    before = sorted(os.listdir(p.parent))
+    r = run(p, "--to", target)
+    assert r.exit_code == 2
+    assert r.stderr.count("\n") == 1 and "hif8" in r.stderr and "Traceback" not in r.stderr
+    assert sorted(os.listdir(p.parent)) == before

@@ -32,6 +32,7 @@ PROBES = [
     ("promote_cli.probes.tinygrad_ops", ["ops-tinygrad.json"]),
     ("promote_cli.probes.triton_ops", ["ops-triton.json"]),
     ("promote_cli.probes.keras_ops", ["ops-keras.json"]),
+    ("promote_cli.probes.mindspore_ops", ["ops-mindspore.json"]),
 ]
 
 RECORDED = [(module, name) for module, names in PROBES for name in names]

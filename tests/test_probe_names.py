@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from promote_cli.probes import (array_api, dtype_names, jax, keras, mlx, numpy, numpy126, openvino, paddle,
-                                tensorflow, tinygrad, torch, tosa, triton)
+from promote_cli.probes import (array_api, dtype_names, jax, keras, mindspore, mlx, numpy, numpy126, openvino,
+                                paddle, tensorflow, tinygrad, torch, tosa, triton)
 from promote_cli.vocab import dtypes
 from promote_cli.vocab.dtypes import DTYPES, lookup, native_names
 
@@ -25,6 +25,7 @@ ASKING = {
     tinygrad: ("tinygrad", tinygrad.ASKED),
     triton: ("triton", triton.TYPES),
     keras: ("keras", keras.ASKED),
+    mindspore: ("mindspore", mindspore.ASKED),
 }
 
 
@@ -50,6 +51,7 @@ def test_the_numpy_style_names_are_the_numpy_and_ml_dtypes_spellings():
     ("ml_dtypes", "f8e4m3ieee", "float8_e4m3"), ("ml_dtypes", "u1", "uint1"), ("tosa", "f16", "fp16_t"),
     ("tosa_serializer", "f8e4m3", "FP8E4M3"), ("tinygrad", "i8", "char"), ("tinygrad", "f16", "half"),
     ("tinygrad", "f8e4m3", "fp8e4m3"),
+    ("mindspore", "bool", "bool"), ("mindspore", "hif8", "hifloat8"), ("mindspore", "f8e4m3", "float8_e4m3fn"),
 ])
 def test_the_first_spelling_is_the_frameworks_own_name(framework, canonical, own):
     assert native_names(framework)[canonical] == own
@@ -112,6 +114,7 @@ COVERS = {
     "tinygrad-*.json": lambda: tinygrad.TO_TINYGRAD,
     "triton-*.json": lambda: triton.TO_TRITON,
     "keras-*.json": lambda: keras.READ,
+    "mindspore-*.json": lambda: mindspore.TO_MS,
 }
 
 
@@ -156,6 +159,8 @@ def _asked(name: str) -> list:
         return [("+", a, b) for _ in triton.TARGETS for a, b in triton.operand_pairs()]  # per target
     if name.startswith("keras"):
         return [case for _ in keras.BACKENDS for floatx in keras.FLOATX for case in keras.pair_cases(floatx)]
+    if name.startswith("mindspore"):
+        return [(op, a, b) for mode in mindspore.MODES for op in mindspore.OPS for a, b in mindspore.operand_pairs(mode)]
     return [(openvino.OP, openvino.operand(a, ra), openvino.operand(b, rb)) for a, b, ra, rb, _ in openvino.cases()]
 
 

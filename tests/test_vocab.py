@@ -33,7 +33,7 @@ def test_order_follows_the_contract():
     assert names[names.index("u64") + 1:names.index("u64") + 3] == ["i2", "u2"]
     assert names.index("f4e2m1") == names.index("u2") + 1
     assert names[names.index("f8e5m2"):names.index("bf16")] == [
-        "f8e5m2", "f8e8m0", "f8e4m3ieee", "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz", "f8e4m3b15", "f8e3m4", "nf4"]
+        "f8e5m2", "f8e8m0", "f8e4m3ieee", "f8e4m3fnuz", "f8e5m2fnuz", "f8e4m3b11fnuz", "f8e4m3b15", "f8e3m4", "nf4", "hif8"]
 
 
 # --------------------------------------------------------------------------- derived traits
@@ -93,7 +93,10 @@ def test_types_numpy_lacks_have_stated_or_derived_ranges():
     assert lookup("nf4").max == 1.0 and lookup("nf4").min == -1.0
     assert (lookup("u1").max, lookup("u1").min) == (1, 0)
     assert lookup("c32").max == lookup("f16").max
-    assert set(d.name for d in DTYPES.values() if not d.numpy) == {"u1", "nf4", "c32", "f8e4m3b15"}
+    assert set(d.name for d in DTYPES.values() if not d.numpy) == {"u1", "nf4", "c32", "f8e4m3b15", "hif8"}
+    # HiFloat8 is tapered (its exponent width varies): its range is stated, 2**15 either way, with inf and NaN
+    assert (lookup("hif8").max, lookup("hif8").min) == (2.0 ** 15, -(2.0 ** 15))
+    assert lookup("hifloat8").name == "hif8" and lookup("hif8").has_inf and lookup("hif8").has_nan
 
 
 def test_e4m3_with_bias_15_has_every_pattern_finite():
