@@ -33,6 +33,7 @@ __all__ = ["query", "query_n", "ops", "batch", "batch_write", "table", "diff", "
            "expect",
            "expr", "lattice", "load", "frameworks", "framework_names", "shadowed", "is_default", "dtypes", "aliases",
            "spellings", "verify", "validate", "cast_pairs", "cast_array", "cast_file", "plan_cast", "run_cast",
+           "compare_cast", "compare_npy",
            "cast_totals", "defer_signals", "interrupted_by", "rescale_array", "rescale_file", "rescale_table", "render",
            "write_output", "write_outputs", "lookup", "parse_operand",
            # what the functions return
@@ -64,6 +65,8 @@ LAZY = {
     "Report": "promote_cli.probes.recordings.Report",
     "cast_array": "promote_cli.numerics.cast.cast_array",
     "cast_file": "promote_cli.arrayio.castfile.cast_file",  # a .npy file, streamed
+    "compare_cast": "promote_cli.numerics.compare.compare_conversion",  # every semantics, by value class
+    "compare_npy": "promote_cli.numerics.compare.compare_npy",  # the same over a .npy file, streamed
     "CastRequest": "promote_cli.numerics.legality.CastRequest",
     "CastPlan": "promote_cli.arrayio.castfile.CastPlan",
     "Outcome": "promote_cli.arrayio.castfile.Outcome",
@@ -439,10 +442,11 @@ def validate(paths) -> list[FileCheck]:
     return check_files(paths)
 
 
-def plan_cast(inputs, to, *, output=None, from_=None, mode: str = "tosa", saturate: bool = False,
-              force: bool = False, exclude=()) -> CastPlan:
+def plan_cast(inputs, to, *, output=None, from_=None, mode: str = "tosa", saturate: bool | None = None,
+              semantics: str = "tosa", force: bool = False, exclude=()) -> CastPlan:
     """Everything a cast of `.npy` files will do, checked before anything is written: the cast asked for
-    (`to` and `from_`: any dtype name or alias, or a numpy dtype; `mode`, `saturate`), directories expanded
+    (`to` and `from_`: any dtype name or alias, or a numpy dtype; `mode`, `saturate`, `semantics`: TOSA's or
+    another library's, `numerics.semantics`), directories expanded
     to their `*.npy` files less those an `exclude` glob matches (by name), each output decided (`output`, for
     one input, or `IN.TO.npy`), no file both read and written, no two casts writing one file, only regular
     files replaced (and only with `force`), and in a run of several files, each file's type castable to
@@ -450,8 +454,8 @@ def plan_cast(inputs, to, *, output=None, from_=None, mode: str = "tosa", satura
     the cast); UsageError for a run refused as a whole. Nothing is written here."""
     from promote_cli.arrayio import castfile
 
-    return castfile.plan(inputs, to, output=output, from_=from_, mode=mode, saturate=saturate, force=force,
-                         exclude=exclude)
+    return castfile.plan(inputs, to, output=output, from_=from_, mode=mode, saturate=saturate,
+                         semantics=semantics, force=force, exclude=exclude)
 
 
 def run_cast(plan: CastPlan, *, jobs: int | None = None, progress=None) -> Iterator[Outcome]:

@@ -38,3 +38,101 @@ def test_recordings_cover_the_known_conversions():
         for src in semantics.SOURCES:
             outs = {k.partition(":")[0] for k in data[src].files if k != "input"}
             assert outs == set(semantics.DESTINATIONS) - {src}
+
+
+# --------------------------------------------------------------------------- casting under a library's semantics
+
+import json  # noqa: E402
+
+import promote_cli as api  # noqa: E402
+from promote_cli.errors import UsageError  # noqa: E402
+from promote_cli.numerics import compare  # noqa: E402
+from promote_cli.numerics.cast import cast_array  # noqa: E402
+from support import FRAMEWORK_ABSENT, run_cli  # noqa: E402
+
+
+@pytest.mark.parametrize("lib, dst, flags", [("ml_dtypes", "f8e4m3", []), ("onnx", "f8e4m3", []),
+                                             ("onnx", "f8e5m2", ["--no-saturate"]), ("torch", "i8", []),
+                                             ("torch", "bf16", [])])
+def test_a_file_cast_under_a_library_s_semantics_is_its_recorded_output(tmp_path, lib, dst, flags):
+    z = DATA[lib][1]["f32"]
+    np.save(tmp_path / "x.npy", z["input"].view(np.float32))
+    code, out, err = run_cli("cast", str(tmp_path / "x.npy"), "--to", dst, "--semantics", lib, *flags,
+                             "-o", str(tmp_path / "y.npy"), "--format", "json")
+    assert code == 0, err
+    rep = json.loads(out)
+    assert rep["semantics"] == lib and rep["saturate"] == (lib == "onnx" and not flags)
+    key = dst + (":nosat" if flags else "")
+    got = np.load(tmp_path / "y.npy", allow_pickle=False) if dst in ("i8",) else None
+    raw = np.fromfile(tmp_path / "y.npy", dtype=np.uint8)
+    expected = z[key]
+    assert np.array_equal((got if got is not None else raw[raw.size - expected.nbytes:].view(expected.dtype)),
+                          expected)
+
+
+def test_array_cast_counts_wrapping_not_saturation_for_x86_truncation():
+    x = np.array([300.0, -1.0, 2.5, np.nan], np.float32)
+    y, st = cast_array(x, "u8", semantics="torch")
+    assert y.tolist() == [300 % 256, 255, 2, 0]   # trunc into 32 bits, wrapped; NaN is INT_MIN, 0 once wrapped
+    assert st.wrapped == 2 and st.saturated == 0 and st.nan_in == 1
+
+
+@pytest.mark.parametrize("kwargs, said", [
+    (dict(semantics="torch", saturate=True), "torch has no such setting"),
+    (dict(semantics="onnx", mode="extended"), "--mode extended is TOSA's"),
+    (dict(semantics="numba"), "unknown cast semantics"),
+])
+def test_settings_a_semantics_does_not_have_are_refused(kwargs, said):
+    with pytest.raises(UsageError, match=said):
+        cast_array(np.zeros(2, np.float32), "f16", **kwargs)
+
+
+def test_a_conversion_no_recording_covers_is_refused():
+    with pytest.raises(UsageError, match="not known"):
+        cast_array(np.zeros(2, np.int32), "f16", semantics="onnx")
+
+
+def test_compare_shows_the_fp8_overflow_class_from_the_recordings():
+    rows = {r.value_class: r for r in api.compare_cast("f32", "f8e4m3")}
+    over = rows["overflow"]
+    assert over.differ == over.inputs > 0
+    # the example's outputs are what each library recorded for that input
+    bits = int(over.example.split("(0x")[1].rstrip(")"), 16)
+    z = {lib: DATA[lib][1]["f32"] for lib in semantics.LIBRARIES}
+    i = int(np.flatnonzero(z["onnx"]["input"] == bits)[0])
+    for lib, shown in zip(semantics.LIBRARIES, over.outputs[1:]):
+        assert shown.endswith(f"(0x{int(z[lib]['f8e4m3'][i]):02x})")
+    assert over.outputs[1].startswith("nan") and over.outputs[3].startswith("448")
+    assert rows["NaN"].differ == 0 and rows["tie"].differ == 0
+
+
+def test_compare_of_a_file_counts_what_each_library_converts_differently(tmp_path):
+    z = DATA["ml_dtypes"][1]["f32"]
+    x = z["input"].view(np.float32)
+    np.save(tmp_path / "w.npy", x)
+    src, dst, rows = api.compare_npy(tmp_path / "w.npy", "i8")
+    tosa = compare.outputs(x, "f32", "i8")[0]
+    for k, lib in enumerate(semantics.LIBRARIES, start=1):
+        assert sum(r.vs_tosa[k] for r in rows) == int((DATA[lib][1]["f32"]["i8"] != tosa).sum())
+    assert sum(r.inputs for r in rows) == x.size
+
+
+def test_compare_on_the_command_line(tmp_path):
+    code, out, err = run_cli("cast", "--compare", "f32", "f8e4m3")
+    assert code == 0 and err == ""
+    line = next(ln for ln in out.splitlines() if ln.startswith("overflow"))
+    assert "nan (0x7f)" in line and "448 (0x7e)" in line
+    code, out, err = run_cli("cast", "--compare", "f32", "--format", "json")
+    assert code == 2 and out == "" and err.startswith("promote cast: --compare takes a conversion")
+    code, out, err = run_cli("cast", "x.npy", "--to", "f16", "--saturate", "--no-saturate")
+    assert code == 2 and "contradict" in err
+
+
+@pytest.mark.live
+@pytest.mark.parametrize("lib", semantics.LIBRARIES)
+def test_live_library_agrees(lib):
+    """`promote verify`'s check: the installed library against the implementation (skipped without it)."""
+    if probe.version(lib) is None:
+        pytest.skip(f"{FRAMEWORK_ABSENT} {lib}")   # torch, onnx: the probes' packages (ONNX Runtime with onnx)
+    title, n, bad = probe.live_check(lib)
+    assert n and not bad, bad

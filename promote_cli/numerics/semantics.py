@@ -182,3 +182,25 @@ def _nan_bits(x: np.ndarray, src: str, dst: str, rule, from_value: bool = False)
     elif sign == "set":
         p |= np.uint64(d.sign_bit)
     return p
+
+
+def kernel(library: str, src: str, dst: str, saturate: bool = True):
+    """run(x_block, out_block, acc, scratch) of `library`'s cast src -> dst, as `cast.Converter` runs kernels,
+    counting each block's statistics from its output (`reference.classify`; out-of-range float -> integer is
+    wrapped here, not saturated)."""
+    from promote_cli.numerics.reference import classify
+    from promote_cli.numerics.stats import FIELDS, SATURATED, WRAPPED, stats_of_classes
+
+    check(library, src, dst)
+    saturates = traits(library, src, dst, saturate)["overflow"] == "saturate"
+
+    def run(x, out, acc, sc):
+        out[...] = library_cast(x, src, dst, library, saturate)
+        if acc is not None:
+            codes, subnormal, unpredictable = classify(x, out, src, dst, saturates)
+            if DTYPES[dst].is_integer:
+                codes[codes == SATURATED] = WRAPPED
+            st = stats_of_classes(codes, subnormal, unpredictable)
+            for slot, name in enumerate(FIELDS):
+                acc.add(slot, getattr(st, name))
+    return run

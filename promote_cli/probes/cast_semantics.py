@@ -173,6 +173,40 @@ def load(directory) -> tuple[dict, dict]:
     return manifest, {src: np.load(d / info["file"]) for src, info in manifest["sources"].items()}
 
 
+def live_check(library: str) -> tuple[str, int, list[str]]:
+    """`promote verify`'s check of `--semantics library`: the live library against
+    `promote_cli.numerics.semantics.library_cast` on the recorded inputs, bit for bit (no check, said so in the
+    title, where the library is not installed)."""
+    import numpy as np
+
+    from promote_cli.numerics.semantics import library_cast
+    from promote_cli.probes.tosa import cast_inputs
+    from promote_cli.vocab.numpy_types import numpy_dtype
+
+    title = f"cast --semantics {library} vs {library} {version(library)}"
+    if version(library) is None or (library == "ml_dtypes" and _missing("numpy")):
+        return f"{title}: not installed, not checked", 0, []
+    bad, n = [], 0
+    for src in SOURCES:
+        x = cast_inputs(src).view(_bits_dtype(src))
+        for key, live in outputs(library, src, x).items():
+            n += 1
+            dst, _, nosat = key.partition(":")
+            ours = library_cast(x.view(numpy_dtype(src)), src, dst, library, saturate=not nosat).view(live.dtype)
+            differ = ours != live
+            if differ.any():
+                i = np.flatnonzero(differ)[:3]
+                bad.append(f"{src} -> {key}: {int(differ.sum())} of {x.size} differ, e.g. input bits "
+                           f"{[hex(int(b)) for b in x[i]]}: {library} {live[i].tolist()}, promote {ours[i].tolist()}")
+    return f"{title} ({n} conversions)", n, bad
+
+
+def _missing(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is None
+
+
 def main(argv: list[str] | None = None) -> int:
     """python -m promote_cli.probes.cast_semantics LIBRARY DIR: record one library's casts."""
     import argparse
