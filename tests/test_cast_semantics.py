@@ -136,3 +136,44 @@ def test_live_library_agrees(lib):
         pytest.skip(f"{FRAMEWORK_ABSENT} {lib}")   # torch, onnx: the probes' packages (ONNX Runtime with onnx)
     title, n, bad = probe.live_check(lib)
     assert n and not bad, bad
+
+
+# --------------------------------------------------------------------------- docs/cast.md's semantics table
+
+from promote_cli.numerics import reference  # noqa: E402
+from promote_cli.numerics.legality import LEGAL  # noqa: E402
+from promote_cli.probes import tosa as tosa_probe  # noqa: E402
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "cast.md"
+
+
+def _table_rows() -> list[list[str]]:
+    lines = DOC.read_text(encoding="utf-8").splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("<!-- semantics-table"))
+    rows = []
+    for ln in lines[start + 3:]:
+        if not ln.startswith("|"):
+            break
+        rows.append([c.strip() for c in ln.strip("|").split("|")])
+    return rows
+
+
+def test_the_docs_semantics_table_is_the_recordings():
+    _, tosa_data = tosa_probe.load_cast_recording(RECORDINGS / "tosa-cast")
+    rows = _table_rows()
+    assert len(rows) >= 15
+    for cls, conversion, shown_input, tosa, *libs, nosat in rows:
+        src, dst = conversion.split(" → ")
+        bits = int(shown_input.split("(0x")[1].rstrip(")`"), 16)
+        i = int(np.flatnonzero(DATA["onnx"][1][src]["input"] == bits)[0])
+        expected = [compare.show(DATA[lib][1][src][dst][i], dst) for lib in semantics.LIBRARIES]
+        assert libs == expected, (cls, conversion)
+        assert nosat == (compare.show(DATA["onnx"][1][src][f"{dst}:nosat"][i], dst) if dst in probe.FP8 else "=")
+        if (src, dst) in LEGAL:
+            t = tosa_data[src]
+            j = int(np.flatnonzero(t["input"].view(compare._bits(src)) == bits)[0])
+            assert tosa == compare.show(np.asarray(t[dst]).view(compare._bits(dst))[j], dst), (cls, conversion)
+        else:
+            x = np.array([bits], compare._bits(src)).view(numpy_dtype(src))
+            ours = np.asarray(reference.reference_cast(x, src, dst)).view(compare._bits(dst))[0]
+            assert tosa == compare.show(ours, dst) + " ext.", (cls, conversion)
