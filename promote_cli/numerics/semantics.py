@@ -5,8 +5,8 @@ One path serves every library and pair: values are rounded to the output format 
 `reference.f64_to_bits`), and the traits say what a library does where the formats run out:
 
 * ``overflow``: ``"inf"`` (IEEE: +-inf, NaN for formats without infinities), ``"saturate"`` (+-max, infinite
-  inputs included), ``"nan"`` (values that round past the largest finite one give NaN; beyond the top binade, and infinities,
-  give +-inf where the format has infinities),
+  inputs included), ``"nan"`` (values that round past the largest finite one give NaN; beyond the top
+  binade, and infinities, give +-inf where the format has infinities),
   ``"nan_but_top"`` (as ``"nan"``, except that values which truncate to the format's NaN pattern give +-max:
   ONNX Runtime's non-saturating float8 e4m3 conversion);
 * ``nan``: the NaN produced for a NaN input, as (mantissa, quiet, sign): mantissa ``"zero"``, ``"payload"``
