@@ -70,6 +70,12 @@ def test_a_file_cast_under_a_library_s_semantics_is_its_recorded_output(tmp_path
                           expected)
 
 
+def test_library_cast_keeps_the_shape():
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    assert semantics.library_cast(x, "f32", "bf16", "torch").shape == (2, 3)
+    assert semantics.library_cast(np.float32(2.0), "f32", "i8", "onnx").shape == ()
+
+
 def test_array_cast_counts_wrapping_not_saturation_for_x86_truncation():
     x = np.array([300.0, -1.0, 2.5, np.nan], np.float32)
     y, st = cast_array(x, "u8", semantics="torch")
@@ -89,7 +95,7 @@ def test_settings_a_semantics_does_not_have_are_refused(kwargs, said):
 
 def test_a_conversion_no_recording_covers_is_refused():
     with pytest.raises(UsageError, match="not known"):
-        cast_array(np.zeros(2, np.int32), "f16", semantics="onnx")
+        cast_array(np.zeros(2, np.float64), "f16", semantics="onnx")
 
 
 def test_compare_shows_the_fp8_overflow_class_from_the_recordings():

@@ -14,6 +14,7 @@ One path serves every library and pair: values are rounded to the output format 
   ``"keep"``, ``"clear"`` or ``"set"``;
 * ``nan_tail``: (width, rule) where a library converts in vectors of `width` elements and the last
   ``n % width`` elements of an array take a scalar path with another NaN rule;
+* integer -> float rounds once (to bf16 through f32), integer -> integer wraps;
 * float -> integer: truncation toward zero as x86's ``cvtt`` instructions do it, into 32 bits (64 for a
   64-bit output), where NaN and out-of-range values give the most negative integer, then wrapped to the
   output's width (the C casts of these libraries compile to exactly that on x86; other CPUs differ).
@@ -29,6 +30,7 @@ import fnmatch
 import numpy as np
 
 from promote_cli.errors import UsageError
+from promote_cli.numerics.reference import _int_to_f64_rto as int_to_f64_rto
 from promote_cli.numerics.reference import f64_to_bits, float_format, narrow_int
 from promote_cli.vocab.dtypes import DTYPES
 from promote_cli.vocab.numpy_types import numpy_dtype
@@ -41,8 +43,8 @@ SEMANTICS = ("tosa",) + LIBRARIES
 TITLES = {"tosa": "TOSA CAST", "ml_dtypes": "ml_dtypes 0.6 (numpy astype)", "torch": "PyTorch 2.13 (.to, CPU)",
           "onnx": "ONNX Runtime 1.32 (Cast)"}
 
-#: the conversions whose semantics are recorded: float sources to these destinations
-SOURCES = ("f32", "f16", "bf16")
+#: the conversions whose semantics are recorded: these sources to these destinations
+SOURCES = ("f32", "f16", "bf16", "i8", "i16", "i32", "i64")
 DESTINATIONS = ("f8e4m3", "f8e5m2", "bf16", "f16", "f32", "i8", "u8", "i16", "i32", "i64")
 
 QUIET = ("zero", True, "keep")          # the format's quiet NaN, sign kept
@@ -103,14 +105,18 @@ def check(library: str, src: str, dst: str) -> None:
 def library_cast(x: np.ndarray, src: str, dst: str, library: str, saturate: bool = True) -> np.ndarray:
     """`x` (values of float type `src`) cast to `dst` as `library` casts it; an array of dst's numpy dtype."""
     check(library, src, dst)
-    x = np.ascontiguousarray(x).view(numpy_dtype(src)).reshape(-1) if np.ndim(x) else np.asarray(x).reshape(1)
     shape = np.shape(x)
+    x = np.ascontiguousarray(x).view(numpy_dtype(src)).reshape(-1)
     with np.errstate(all="ignore"):
-        v = x.astype(np.float64)
-        if DTYPES[dst].is_integer:
-            out = _to_int(v, dst)
-        else:
+        if DTYPES[src].is_integer and DTYPES[dst].is_integer:
+            out = narrow_int(x.astype(np.int64), dst)             # C casts: wrapped
+        elif DTYPES[src].is_integer:                              # rounded once (bf16: through f32)
+            v = x.astype(np.float32).astype(np.float64) if dst == "bf16" else int_to_f64_rto(x)
             out = _to_float(x, v, src, dst, traits(library, src, dst, saturate))
+        elif DTYPES[dst].is_integer:
+            out = _to_int(x.astype(np.float64), dst)
+        else:
+            out = _to_float(x, x.astype(np.float64), src, dst, traits(library, src, dst, saturate))
     return out.reshape(shape)
 
 
@@ -139,7 +145,8 @@ def _to_float(x: np.ndarray, v: np.ndarray, src: str, dst: str, tr: dict) -> np.
             to_top = over & (a >= top + ulp) & (a < top + 1.5 * ulp)
             bits = np.where(to_top, bits & np.uint64(fmt.sign_bit) | np.uint64(fmt.max_bits), bits)
             over &= ~to_top
-        bits = np.where(over, _nan_bits(x, src, dst, tr["nan"], from_value=True), bits)
+        neg = np.signbit(v).astype(np.uint64)      # NaN from a value: its sign, no payload
+        bits = np.where(over, _nan_pattern(fmt, tr["nan"], neg), bits)
     if isnan.any():
         nb = _nan_bits(x, src, dst, tr["nan"])
         if tr["nan_tail"]:
@@ -156,28 +163,32 @@ def _value(fmt, b: int) -> float:
     return (1 + (b & ((1 << fmt.man_bits) - 1)) / (1 << fmt.man_bits)) * 2.0 ** e
 
 
-def _nan_bits(x: np.ndarray, src: str, dst: str, rule, from_value: bool = False) -> np.ndarray:
-    """The NaN bit patterns `rule` gives for inputs x (only meaningful where x is NaN; for an overflow made
-    NaN, `from_value`: no payload, and the sign of the value)."""
-    s, d = float_format(src), float_format(dst)
-    mantissa, quiet, sign = rule
+def _nan_bits(x: np.ndarray, src: str, dst: str, rule) -> np.ndarray:
+    """The NaN bit patterns `rule` gives for the inputs x (only meaningful where x is NaN)."""
+    s = float_format(src)
     b = x.view(s.uint).astype(np.uint64)
     neg = (b >> np.uint64(s.bits - 1)) & np.uint64(1)
+    return _nan_pattern(float_format(dst), rule, neg, b & np.uint64((1 << s.man_bits) - 1), s.man_bits)
+
+
+def _nan_pattern(d, rule, neg: np.ndarray, payload=None, payload_bits: int = 0) -> np.ndarray:
+    """NaN bit patterns of format `d` by `rule`, with the sign bits `neg` (1: negative) and, for a rule that
+    keeps it, the input's payload (`payload_bits` wide; None: an overflow, no payload)."""
+    mantissa, quiet, sign = rule
     if not d.has_inf:                        # "fn": one NaN pattern a sign
-        p = np.full(b.shape, d.nan_bits, np.uint64)
+        p = np.full(neg.shape, d.nan_bits, np.uint64)
     else:
-        if mantissa == "payload" and not from_value:
-            man = b & np.uint64((1 << s.man_bits) - 1)
-            shift = s.man_bits - d.man_bits
-            p = man >> np.uint64(shift) if shift >= 0 else man << np.uint64(-shift)
+        if mantissa == "payload" and payload is not None:
+            shift = payload_bits - d.man_bits
+            p = payload >> np.uint64(shift) if shift >= 0 else payload << np.uint64(-shift)
         elif mantissa == "ones":
-            p = np.full(b.shape, (1 << d.man_bits) - 1, np.uint64)
+            p = np.full(neg.shape, (1 << d.man_bits) - 1, np.uint64)
         else:
-            p = np.zeros(b.shape, np.uint64)
+            p = np.zeros(neg.shape, np.uint64)
         if quiet:
             p |= np.uint64(1 << (d.man_bits - 1))
         p = np.where(p == 0, np.uint64(1), p) | np.uint64(d.inf_bits)
-    if sign == "keep" or from_value:
+    if sign == "keep" or payload is None:
         p |= neg << np.uint64(d.bits - 1)
     elif sign == "set":
         p |= np.uint64(d.sign_bit)

@@ -28,7 +28,7 @@ from pathlib import Path
 LIBRARIES = ("ml_dtypes", "torch", "onnx")
 
 #: the conversions recorded: source -> destinations
-SOURCES = ("f32", "f16", "bf16")
+SOURCES = ("f32", "f16", "bf16", "i8", "i16", "i32", "i64")
 DESTINATIONS = ("f8e4m3", "f8e5m2", "bf16", "f16", "f32", "i8", "u8", "i16", "i32", "i64")
 FP8 = ("f8e4m3", "f8e5m2")
 
