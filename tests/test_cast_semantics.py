@@ -183,3 +183,9 @@ def test_the_docs_semantics_table_is_the_recordings():
             x = np.array([bits], compare._bits(src)).view(numpy_dtype(src))
             ours = np.asarray(reference.reference_cast(x, src, dst)).view(compare._bits(dst))[0]
             assert tosa == compare.show(ours, dst) + " ext.", (cls, conversion)
+
+
+def test_negative_to_unsigned_is_its_own_class():
+    rows = {r.value_class: r for r in api.compare_cast("i16", "u8")}
+    assert rows["negative to unsigned"].inputs == 1 << 15   # every negative i16, before "out of range"
+    assert rows["out of range"].inputs == (1 << 15) - 256

@@ -21,7 +21,7 @@ from promote_cli.vocab.numpy_types import numpy_dtype
 
 #: the value classes, in the order they are listed
 FLOAT_CLASSES = ("NaN", "infinity", "overflow", "tie", "underflow to zero", "subnormal", "other")
-INT_CLASSES = ("NaN", "infinity", "out of range", "negative to unsigned", "fraction", "integer")
+INT_CLASSES = ("NaN", "infinity", "negative to unsigned", "out of range", "fraction", "integer")
 
 
 def columns(src: str, dst: str) -> list[str]:
@@ -52,7 +52,7 @@ def classify(x: np.ndarray, src: str, dst: str) -> np.ndarray:
             r = np.rint(v)
             out_of = (r < float(d.min)) | (r > float(d.max))
             neg_u = (d.kind == "unsigned") & (r < 0)
-            classes = [nan, inf, out_of, neg_u, v != np.trunc(v), np.ones(v.shape, bool)]
+            classes = [nan, inf, neg_u, out_of, v != np.trunc(v), np.ones(v.shape, bool)]
         else:
             fmt = float_format(dst)
             r = reference_cast(x, src, dst)

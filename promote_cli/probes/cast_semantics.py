@@ -111,14 +111,15 @@ def _onnx(bits, src: str, dst: str, saturate: bool):
 
 
 RUN = {"ml_dtypes": _ml_dtypes, "torch": _torch, "onnx": _onnx}
+#: the package whose version a recording names
+PACKAGES = {"ml_dtypes": "ml_dtypes", "torch": "torch", "onnx": "onnxruntime"}
 
 
 def version(library: str) -> str | None:
     from importlib import metadata
 
-    package = {"ml_dtypes": "ml_dtypes", "torch": "torch", "onnx": "onnxruntime"}[library]
     try:
-        return metadata.version(package)
+        return metadata.version(PACKAGES[library])
     except metadata.PackageNotFoundError:
         return None
 
@@ -183,7 +184,7 @@ def live_check(library: str) -> tuple[str, int, list[str]]:
     from promote_cli.probes.tosa import cast_inputs
     from promote_cli.vocab.numpy_types import numpy_dtype
 
-    title = f"cast --semantics {library} vs {library} {version(library)}"
+    title = f"cast --semantics {library} vs {PACKAGES[library]} {version(library)}"
     if version(library) is None or (library == "ml_dtypes" and _missing("numpy")):
         return f"{title}: not installed, not checked", 0, []
     bad, n = [], 0
