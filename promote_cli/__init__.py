@@ -16,6 +16,7 @@
     render(table("openvino"), "svg")                      # a payload in an output format (svg, html, dot, ...)
     cast_array(x, "f16")                                  # TOSA CAST of a numpy array (numpy loaded on use)
     cast_file("w.npy", to="bf16")                         # the same on a .npy file, streamed
+    run_checkpoint(plan_checkpoint("m.safetensors", "bf16"))  # a checkpoint, tensor by tensor
 
 Everything the CLI does is here, with the same errors (`UsageError` for a question that
 cannot be asked, `RuleDefect` for a rule file that fails while answering); the CLI only
@@ -33,13 +34,15 @@ __all__ = ["query", "query_n", "ops", "batch", "batch_write", "table", "diff", "
            "expect",
            "expr", "lattice", "load", "frameworks", "framework_names", "shadowed", "is_default", "dtypes", "aliases",
            "spellings", "verify", "validate", "cast_pairs", "cast_array", "cast_file", "plan_cast", "run_cast",
-           "compare_cast", "compare_npy",
-           "cast_totals", "defer_signals", "interrupted_by", "rescale_array", "rescale_file", "rescale_table", "render",
+           "compare_cast", "compare_npy", "compare_checkpoint",
+           "plan_checkpoint", "run_checkpoint", "is_checkpoint", "cast_totals", "defer_signals", "interrupted_by",
+           "rescale_array", "rescale_file", "rescale_table", "render",
            "write_output", "write_outputs", "lookup", "parse_operand",
            # what the functions return
            "Answer", "BatchLine", "Matrix", "Diff", "Column", "Check", "Explanation", "ExpectReport", "Expectation",
-           "ExprResult", "Order", "Ruleset", "Report", "Port", "PortCase", "FileCheck", "CastRequest", "CastPlan", "Outcome",
-           "CastReport", "CastTotals", "RescaleReport", "DType", "DTYPES", "Operand",
+           "ExprResult", "Order", "Ruleset", "Report", "Port", "PortCase", "FileCheck", "CastRequest", "CastPlan",
+           "Outcome", "CastReport", "CastTotals", "CheckpointPlan", "TensorReport", "CheckpointTotals", "RescaleReport",
+           "DType", "DTYPES", "Operand",
            "PromoteError", "Refusal", "RuleDefect", "RuleFileError", "RulesHidden", "UsageError"]
 
 #: names loaded on first use, each from its module (`MODULE.NAME`): the engine is not loaded by commands that
@@ -67,11 +70,15 @@ LAZY = {
     "cast_file": "promote_cli.arrayio.castfile.cast_file",  # a .npy file, streamed
     "compare_cast": "promote_cli.numerics.compare.compare_conversion",  # every semantics, by value class
     "compare_npy": "promote_cli.numerics.compare.compare_npy",  # the same over a .npy file, streamed
+    "compare_checkpoint": "promote_cli.numerics.compare.compare_checkpoint",  # over a safetensors checkpoint
     "CastRequest": "promote_cli.numerics.legality.CastRequest",
     "CastPlan": "promote_cli.arrayio.castfile.CastPlan",
     "Outcome": "promote_cli.arrayio.castfile.Outcome",
     "CastReport": "promote_cli.arrayio.castfile.CastReport",
     "CastTotals": "promote_cli.arrayio.castfile.CastTotals",
+    "CheckpointPlan": "promote_cli.arrayio.checkpoint.CheckpointPlan",
+    "TensorReport": "promote_cli.arrayio.checkpoint.TensorReport",
+    "CheckpointTotals": "promote_cli.arrayio.checkpoint.CheckpointTotals",
     "rescale_array": "promote_cli.numerics.rescale.rescale_array",
     "rescale_file": "promote_cli.arrayio.rescalefile.rescale_file",  # TOSA RESCALE of a .npy file, streamed
     "RescaleReport": "promote_cli.arrayio.rescalefile.RescaleReport",
@@ -198,23 +205,25 @@ def _asker(framework: str, op: str, options: dict | None):
 
 
 def table(framework: str, types: list[str] | str | None = None, op: str = "add", options: dict | None = None, *,
-          common_types: bool = False, drop_refused: bool = False) -> Matrix | Column:
+          common_types: bool = False, drop_refused: bool = False, operands: list[str] | str | None = None
+          ) -> Matrix | Column:
     """The promotion matrix (a `Matrix`: `.types`, `.results()`, `.absent`: the operands it lacks); `types` (a list
     of operands, or a string of them as `--types` takes it, `"i8,u8"`) may not repeat an operand. `common_types`
-    keeps only the operands the framework has, `drop_refused` only those with an answer in their row or column.
-    An op of one operand of the ruleset's op groups (`sum`) gives a `Column` instead: `.results`, a result per
+    keeps only the operands the framework has, `drop_refused` only those with an answer in their row or column;
+    `operands` (as `types`) go after the types on both axes (`"0d:i64,py:int"`). An op of one operand of the ruleset's op groups (`sum`) gives a `Column` instead: `.results`, a result per
     operand."""
     from promote_cli.oracle import matrix
 
     rs = load(framework)
     if _arity(rs, op) == 1:
         side = matrix.Side(framework, rs, dict(options or {}))
-        return matrix.column([side], types, op, _ask, common_types=common_types, drop_refused=drop_refused)
-    return matrix.matrix(rs, types, op, options, common_types, drop_refused, ask=_ask)
+        return matrix.column([side], types, op, _ask, common_types=common_types, drop_refused=drop_refused,
+                             operands=operands)
+    return matrix.matrix(rs, types, op, options, common_types, drop_refused, ask=_ask, operands=operands)
 
 
 def diff(*sides, types: list[str] | str | None = None, op: str = "add", options: dict | None = None,
-         common_types: bool = False, drop_refused: bool = False) -> Diff | Column:
+         common_types: bool = False, drop_refused: bool = False, operands: list[str] | str | None = None) -> Diff | Column:
     """The cells where rulesets answer differently (a `Diff`: `.frameworks`, `.differences`).
 
     `diff("cann", "cann@opbase")` or `diff(["openvino", ("openvino", {"promote_unsafe": True})])`:
@@ -222,7 +231,7 @@ def diff(*sides, types: list[str] | str | None = None, op: str = "add", options:
     (NAME, options). `options` applies to every side that has the option; an option no side has,
     or a side's own option its ruleset lacks, is a UsageError (as on the command line). `common_types` compares only the
     operands every side has, `drop_refused` leaves out those no side answers any pair of (`.absent`: per side,
-    the operands it lacks). An op of one operand of the sides' op groups (`sum`) gives a `Column`: every
+    the operands it lacks); `operands` go after the types on both axes, as in `table`. An op of one operand of the sides' op groups (`sum`) gives a `Column`: every
     operand with each side's result, `.differences` those where they differ.
     """
     from promote_cli.oracle import matrix
@@ -230,8 +239,10 @@ def diff(*sides, types: list[str] | str | None = None, op: str = "add", options:
     loaded = matrix.sides(sides, options)
     arity = next((_arity(s.ruleset, op) for s in loaded if s.ruleset.by_group(op)), 2)
     if arity == 1:
-        return matrix.column(loaded, types, op, _ask, common_types=common_types, drop_refused=drop_refused)
-    return matrix.diff(loaded, types, op, options, common_types=common_types, drop_refused=drop_refused, ask=_ask)
+        return matrix.column(loaded, types, op, _ask, common_types=common_types, drop_refused=drop_refused,
+                             operands=operands)
+    return matrix.diff(loaded, types, op, options, common_types=common_types, drop_refused=drop_refused, ask=_ask,
+                       operands=operands)
 
 
 def _arity(rs, op: str) -> int:
@@ -247,7 +258,7 @@ def _arity(rs, op: str) -> int:
 
 
 def port(source, target, op: list[str] | str | None = None, types: list[str] | str | None = None,
-         kinds: list[str] | str | None = None):
+         kinds: list[str] | str | None = None) -> Port:
     """The casts that make `target` reproduce `source` (a `Port`: `.ops`, `.cases`, `.counts()`, `.summary()`).
 
     `port("torch", "onnx", op="+")`: each side a name, a spec `NAME[@VERSION][:KEY=VALUE,...]` or a pair (NAME,
@@ -470,6 +481,43 @@ def run_cast(plan: CastPlan, *, jobs: int | None = None, progress=None) -> Itera
         atomic.check_interrupted()  # a signal that arrived during the last file
 
     return outcomes()
+
+
+def plan_checkpoint(path, to, *, output=None, from_=None, mode: str = "tosa", saturate: bool | None = None,
+                    semantics: str = "tosa", force: bool = False, only=(), skip=()) -> CheckpointPlan:
+    """Everything a cast of a checkpoint will do, checked before anything is written: `path` a `.safetensors`
+    file (output `output`, default `NAME.TO.safetensors`), an `.npz` archive (`NAME.TO.npz`) or a directory of
+    shards with its
+    `model.safetensors.index.json` (into the directory `output`, default `DIR.TO`: every shard and the index
+    under their own names). Every header is validated as hostile input; the tensors cast are those whose name
+    an `only` glob matches (all when none is given) and no `skip` glob matches, of dtype `from_` when given,
+    not already of type `to`; each must have a cast to `to` in `mode` (or under `semantics`, as `plan_cast`).
+    UsageError for anything that stops the run; nothing is written here."""
+    from promote_cli.arrayio import checkpoint
+
+    return checkpoint.plan(path, to, output=output, from_=from_, mode=mode, saturate=saturate,
+                           semantics=semantics, force=force, only=only, skip=skip)
+
+
+def run_checkpoint(plan: CheckpointPlan, *, progress=None) -> Iterator[TensorReport]:
+    """Run a `plan_checkpoint` plan: yields a `TensorReport` per tensor as it is done (cast, with its statistics
+    and largest errors, or copied bit for bit); `progress(bytes_done)` counts the tensors' input bytes. The
+    outputs take their names together once the iterator is exhausted; an error or an interruption leaves
+    none. `plan.totals()` starts the sums (`.add(report)` each)."""
+    from promote_cli.arrayio import atomic, checkpoint
+
+    def reports():
+        yield from checkpoint.run(plan, progress=progress)
+        atomic.check_interrupted()
+
+    return reports()
+
+
+def is_checkpoint(path) -> bool:
+    """Whether `path` is a checkpoint `plan_checkpoint` casts (a `.safetensors` file, or a directory of them)."""
+    from promote_cli.arrayio.files import is_checkpoint as found
+
+    return found(path)
 
 
 def cast_totals(outcomes) -> CastTotals:

@@ -21,9 +21,13 @@ from support import FRAMEWORK_ABSENT, SPEC_PAGE_ABSENT, load_tool
 import promote_cli.probes
 
 
+#: Libraries that are no probe's framework but whose own readers a live test checks outputs with.
+READERS = {"safetensors"}
+
+
 def live_packages() -> set[str]:
-    """The frameworks a live test may need: the PACKAGE of every module in promote_cli.probes."""
-    packages = set()
+    """The frameworks a live test may need: the PACKAGE of every module in promote_cli.probes, and `READERS`."""
+    packages = set(READERS)
     for info in pkgutil.iter_modules(promote_cli.probes.__path__):
         module = importlib.import_module(f"promote_cli.probes.{info.name}")
         if isinstance(getattr(module, "PACKAGE", None), str):

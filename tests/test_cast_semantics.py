@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -189,3 +190,18 @@ def test_negative_to_unsigned_is_its_own_class():
     rows = {r.value_class: r for r in api.compare_cast("i16", "u8")}
     assert rows["negative to unsigned"].inputs == 1 << 15   # every negative i16, before "out of range"
     assert rows["out of range"].inputs == (1 << 15) - 256
+
+
+def test_compare_of_a_checkpoint_counts_its_float_tensors_a_chunk_at_a_time(tmp_path, monkeypatch):
+    from test_cast_checkpoint import write_st
+
+    x = DATA["torch"][1]["bf16"]["input"]
+    write_st(tmp_path / "m.safetensors", {"w": x.view(ml_dtypes.bfloat16).reshape(256, 256),
+                                          "ids": np.arange(5, dtype=np.int64)})
+    np.save(tmp_path / "w.npy", x)
+    monkeypatch.setattr(compare, "CHUNK_BYTES", 1000)     # many chunks, one tally
+    [(src, dst, n, rows)] = api.compare_checkpoint(tmp_path / "m.safetensors", "f8e4m3")
+    assert (src, dst, n) == ("bf16", "f8e4m3", 1)           # the i64 tensor is not a float: left out
+    assert rows == api.compare_npy(tmp_path / "w.npy", "f8e4m3", from_="bf16")[2]
+    code, out, err = run_cli("cast", "--compare", str(tmp_path / "m.safetensors"), "--to", "f8e4m3")
+    assert code == 0 and "1 bf16 tensor -> f8e4m3" in out and "overflow" in out

@@ -173,3 +173,25 @@ def test_the_screen_model_shows_a_line_glued_onto_a_bar():
     screen = Screen(WIDTH)
     screen.feed("cast m0.npy ━━━━ 1.0/2.0 MB\r\x1b[2K" + "m0.npy -> m0.f16.npy: ...\r\n")
     assert screen.lines() == ["m0.npy -> m0.f16.npy: ..."]
+
+
+@ENTRIES
+def test_a_checkpoint_has_one_bar_counting_bytes_and_tensors(tmp_path, entry):
+    import json
+    import struct
+
+    arrays = {f"t{i}": np.random.default_rng(i).standard_normal(200_000).astype(np.float32) for i in range(3)}
+    head, data = {}, b""
+    for name, a in arrays.items():
+        head[name] = {"dtype": "F32", "shape": [a.size], "data_offsets": [len(data), len(data) + a.nbytes]}
+        data += a.tobytes()
+    text = json.dumps(head).encode()
+    (tmp_path / "m.safetensors").write_bytes(struct.pack("<Q", len(text)) + text + data)
+    code, raw = on_terminal(["cast", "m.safetensors", "--to", "f16"], tmp_path, entry)
+    assert code == 0, raw
+    assert "cast m.safetensors 0/3 tensors" in raw and "cast m.safetensors 2/3 tensors" in raw and "━" in raw
+    screen = Screen(WIDTH)
+    screen.feed(raw)
+    lines = screen.lines()
+    assert _no_bar_left(lines) and not any("tensors" in line and "/" in line for line in lines), lines
+    assert [line.split()[0] for line in lines if "f32 -> f16" in line] == ["t0", "t1", "t2"], lines

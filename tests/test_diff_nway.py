@@ -193,3 +193,28 @@ def test_options_given_once_for_every_side_are_kept_and_shown():
     assert " ".join(out.split()).count("(add, x64=true)") == 2  # the table's title (wrapped to its width), the summary
     _, out, _ = run_cli("table", "--diff", "jax", "numpy", "--types", "i8", "--format", "json")
     assert "options" not in json.loads(out)
+
+
+def test_operands_join_both_axes_after_the_types_and_their_cells_are_the_query_answers():
+    """`--operands` adds 0-d arrays and Python scalars to the axes, where NumPy 1 and 2 differ most."""
+    code, out, err = run_cli("table", "--diff", "numpy@1.26", "numpy", "--types", "i8,u8,f16",
+                             "--operands", "0d:i64,py:float", "--format", "json")
+    assert code == 0, err
+    data = json.loads(out)
+    axis = ["i8", "u8", "f16", "0d:i64", "py:float"]
+    cells = {(d["a"], d["b"]) for d in data["differences"]}
+    expected = {(a, b) for a in axis for b in axis
+                if promote_cli.query("numpy@1.26", a, b).result != promote_cli.query("numpy", a, b).result}
+    assert cells == expected and ("i8", "0d:i64") in cells and ("i8", "u8") not in cells
+    matrix = promote_cli.table("numpy@1.26", "i8", operands="0d:i64")
+    assert matrix.types == ["i8", "0d:i64"]
+
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--types", "i8", "--operands", "i8"], "--operands lists i8, which the axis already has"),
+    (["--types", "i8", "--operands", "py:int,py:int"], "--operands lists py:int twice"),
+    (["--types", "i8", "--operands", ","], "--operands lists no operand"),
+])
+def test_bad_operands_are_one_line_and_exit_2(args, says):
+    code, out, err = run_cli("table", "-f", "numpy", *args)
+    assert code == 2 and says in err and err.count("\n") == 1 and not out

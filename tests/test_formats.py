@@ -76,7 +76,7 @@ PAYLOADS = {"query": {"answer", "batch_line"}, "table": {"matrix", "diff", "reco
             "explain": {"explanation"}, "expect": {"expectations"}, "check": {"check"}, "lattice": {"order"},
             "cast": {"cast_outcome", "cast_summary"}, "rescale": {"rescale_report", "records"}, "verify": {"report"},
             "validate": {"validation"}, "frameworks": {"records"}, "dtypes": {"records"},
-            "ops": {"records"}}
+            "ops": {"records"}, "port": {"port", "records"}}
 #: formats a command offers through options of their own rather than --format (`table --svg FILE`)
 OWN_FLAGS = {"table": {"svg", "html"}}
 

@@ -20,6 +20,7 @@ RECORDINGS = Path(__file__).parent / "data" / "recordings"
 #: (probe module, the recordings it writes): one entry per framework.
 PROBES = [
     ("promote_cli.probes.numpy_ops", ["ops-numpy.json"]),
+    ("promote_cli.probes.numpy126_ops", ["ops-numpy-1.26.json"]),
     ("promote_cli.probes.array_api_ops", [f"ops-array-api-{v}.json"
                                           for v in ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")]),
     ("promote_cli.probes.torch_ops", ["ops-torch.json"]),
@@ -30,6 +31,7 @@ PROBES = [
     ("promote_cli.probes.onnx", [f"ops-onnx-{opset}.json" for opset in (13, 17, 19, 21, 28)]),
     ("promote_cli.probes.tinygrad_ops", ["ops-tinygrad.json"]),
     ("promote_cli.probes.triton_ops", ["ops-triton.json"]),
+    ("promote_cli.probes.keras_ops", ["ops-keras.json"]),
 ]
 
 RECORDED = [(module, name) for module, names in PROBES for name in names]

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from promote_cli.probes import (array_api, dtype_names, jax, mlx, numpy, openvino, paddle, tensorflow, tinygrad,
-                                torch, tosa, triton)
+from promote_cli.probes import (array_api, dtype_names, jax, keras, mlx, numpy, numpy126, openvino, paddle,
+                                tensorflow, tinygrad, torch, tosa, triton)
 from promote_cli.vocab import dtypes
 from promote_cli.vocab.dtypes import DTYPES, lookup, native_names
 
@@ -24,6 +24,7 @@ ASKING = {
     mlx: ("mlx", mlx.ASKED),
     tinygrad: ("tinygrad", tinygrad.ASKED),
     triton: ("triton", triton.TYPES),
+    keras: ("keras", keras.ASKED),
 }
 
 
@@ -110,6 +111,7 @@ COVERS = {
     "mlx-*.json": lambda: mlx.TO_MLX,
     "tinygrad-*.json": lambda: tinygrad.TO_TINYGRAD,
     "triton-*.json": lambda: triton.TO_TRITON,
+    "keras-*.json": lambda: keras.READ,
 }
 
 
@@ -138,6 +140,8 @@ def _asked(name: str) -> list:
     if name.startswith("tensorflow"):
         return [(op, a, b) for mode in tensorflow.MODES for prefer in (False, True) for op in tensorflow.OPS
                 for a, b in tensorflow.operand_pairs(op, mode, prefer)]
+    if name.startswith("numpy-1."):
+        return [*numpy.pair_cases(numpy126.TYPES), *numpy126.value_cases()]
     if name.startswith("numpy"):
         return list(numpy.pair_cases())
     if name.startswith("jax"):
@@ -150,6 +154,8 @@ def _asked(name: str) -> list:
         return [(op, a, b) for op, a, b, _ in tinygrad.pair_cases()]
     if name.startswith("triton"):
         return [("+", a, b) for _ in triton.TARGETS for a, b in triton.operand_pairs()]  # per target
+    if name.startswith("keras"):
+        return [case for _ in keras.BACKENDS for floatx in keras.FLOATX for case in keras.pair_cases(floatx)]
     return [(openvino.OP, openvino.operand(a, ra), openvino.operand(b, rb)) for a, b, ra, rb, _ in openvino.cases()]
 
 

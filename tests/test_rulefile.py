@@ -303,6 +303,21 @@ def test_registry_extends_versions_and_user_directories(tmp_path, monkeypatch):
         registry.clear_cache()
 
 
+def test_an_extending_file_changes_one_operator_and_leaves_a_default_out():
+    """`[expressions]` merges per operator, group and default: the file says only what differs, and
+    ``KEY = false`` in its defaults drops the base's key (and the base's groups' ``KEY = false`` with it)."""
+    from promote_cli.oracle.loader import merge  # noqa: PLC0415
+
+    base = {"expressions": {"doc": "base", "defaults": {"op": "+", "literal_range": "result"},
+                            "groups": {"comparison": {"literal_range": False, "result": "bool"}},
+                            "operators": {"+": {}, "**": {"refuse_if": "x", "result": "old"}}}}
+    mine = {"expressions": {"defaults": {"literal_range": False}, "operators": {"**": {"result": "new"}}}}
+    merged = merge(base, mine)["expressions"]
+    assert merged["doc"] == "base" and merged["defaults"] == {"op": "+"}
+    assert merged["operators"] == {"+": {}, "**": {"refuse_if": "x", "result": "new"}}
+    assert merged["groups"] == {"comparison": {"result": "bool"}}
+
+
 def test_file_name_must_match_name(tmp_path, monkeypatch):
     (tmp_path / "other.toml").write_text(BASE + TABLE)
     monkeypatch.setenv("PROMOTE_RULES_PATH", str(tmp_path))

@@ -87,28 +87,45 @@ class RuleFile:
 
 SCALARS = ["py:bool", "py:int", "py:float", "py:complex"]
 
-FILES = [
-    RuleFile(ROOT / "rules" / "numpy.toml", RECORDINGS / "numpy-2.4.json", [
-        Table("promote", "promote_types", "types", "types", commutative=True,
-              comment=["np.promote_types(a, b), which np.result_type of two arrays also gives: NumPy's",
-                       "__common_dtype__ of the two DTypes, with ml_dtypes' registered promotions."],
+def _numpy_tables(comments: dict[str, list[str]]) -> list[Table]:
+    """NumPy's recorded tables, each with its rule file's comment: np.promote_types, the add ufunc's loop on two
+    arrays, and an ml_dtypes array with a Python scalar under + and np.result_type."""
+    return [
+        Table("promote", "promote_types", "types", "types", commutative=True, comment=comments["promote"],
               reason={"message": "no_common_dtype"}),
-        Table("ufunc_add", "add", "types", "types",
-              comment=["a + b on two arrays: the add ufunc's loop.  Where both are NumPy's own types this",
-                       "is the promote table; with an ml_dtypes type the ufunc's legacy type resolver",
-                       "picks the first registered loop both inputs cast to safely, which need not",
-                       "be symmetric and may exist where promote_types refuses."],
+        Table("ufunc_add", "add", "types", "types", comment=comments["ufunc_add"],
               reason="ufunc 'add' did not contain a loop with signature matching types ({a}, {b})"),
-        Table("scalar_add", "add", "ml_dtypes", SCALARS,
-              comment=["an ml_dtypes array + a Python scalar (1, 1.5, 1+2j): the legacy type resolver",
-                       "again, which sees the scalar's value (NumPy's own types follow NEP 50, as rules)."],
+        Table("scalar_add", "add", "ml_dtypes", SCALARS, comment=comments["scalar_add"],
               reason="ufunc 'add' has no loop for {a} with {b}"),
-        Table("scalar_result_type", "result_type", "ml_dtypes", SCALARS,
-              comment=["np.result_type(an ml_dtypes array, a Python scalar): NumPy's abstract Python",
-                       "DTypes try float16 then float64 for a float, complex64 then complex128 for a",
-                       "complex, uint8, int8 then int64 for an int (NumPy's own types: NEP 50, as rules)."],
+        Table("scalar_result_type", "result_type", "ml_dtypes", SCALARS, comment=comments["scalar_result_type"],
               reason={"message": "no_common_dtype"}),
-    ]),
+    ]
+
+
+FILES = [
+    RuleFile(ROOT / "rules" / "numpy.toml", RECORDINGS / "numpy-2.4.json", _numpy_tables({
+        "promote": ["np.promote_types(a, b), which np.result_type of two arrays also gives: NumPy's",
+                    "__common_dtype__ of the two DTypes, with ml_dtypes' registered promotions."],
+        "ufunc_add": ["a + b on two arrays: the add ufunc's loop.  Where both are NumPy's own types this",
+                      "is the promote table; with an ml_dtypes type the ufunc's legacy type resolver",
+                      "picks the first registered loop both inputs cast to safely, which need not",
+                      "be symmetric and may exist where promote_types refuses."],
+        "scalar_add": ["an ml_dtypes array + a Python scalar (1, 1.5, 1+2j): the legacy type resolver",
+                       "again, which sees the scalar's value (NumPy's own types follow NEP 50, as rules)."],
+        "scalar_result_type": ["np.result_type(an ml_dtypes array, a Python scalar): NumPy's abstract Python",
+                               "DTypes try float16 then float64 for a float, complex64 then complex128 for a",
+                               "complex, uint8, int8 then int64 for an int (NumPy's own types: NEP 50, as rules)."],
+    })),
+    RuleFile(ROOT / "rules" / "numpy@1.26.toml", RECORDINGS / "numpy-1.26.json", _numpy_tables({
+        "promote": ["np.promote_types(a, b) in NumPy 1.26 with ml_dtypes 0.5.4's registered promotions,",
+                    "which two arrays (or two scalars) promote by."],
+        "ufunc_add": ["a + b on two arrays: the add ufunc's loop (with an ml_dtypes type, the first",
+                      "registered loop both inputs cast to safely)."],
+        "scalar_add": ["an ml_dtypes array + a Python scalar (1, 1.5, 1+2j): the add ufunc's linear search",
+                       "over its loops, each scalar cast by its value (ufunc_type_resolution.c)."],
+        "scalar_result_type": ["np.result_type(an ml_dtypes array or scalar, a Python scalar): the abstract Python",
+                               "DType's fallbacks (uint8, int8, int64 for an int; float16, float64; complex64, complex128)."],
+    })),
     RuleFile(ROOT / "rules" / "array-api@2025.12.toml", RECORDINGS / "array-api-2025.12.json", [
         Table("promotion", "result_type", "types", "types", commutative=True,
               comment=["The standard's promotion table (array_api_strict._dtypes._promotion_table):",

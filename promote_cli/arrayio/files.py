@@ -58,6 +58,23 @@ class FileId(Record, frozen=True):
         return (self.dev, self.ino)
 
 
+#: The files `promote cast` reads as checkpoints (tensor by tensor), and the index of a directory of shards.
+SAFETENSORS_SUFFIX, NPZ_SUFFIX = ".safetensors", ".npz"
+INDEX_NAME = "model.safetensors.index.json"
+
+
+def is_checkpoint(path) -> bool:
+    """Whether `path` is a checkpoint: a `.safetensors` or `.npz` file, or a directory holding `.safetensors`
+    files or an index (by names alone: nothing is opened)."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        try:
+            return any(n.endswith(SAFETENSORS_SUFFIX) or n == INDEX_NAME for n in os.listdir(path))
+        except OSError:
+            return False
+    return path.lower().endswith((SAFETENSORS_SUFFIX, NPZ_SUFFIX))
+
+
 def stat_regular(path: str) -> os.stat_result:
     """`os.stat(path)` if (after following symlinks) it is a regular file; anything else (missing, a FIFO,
     a device, a directory, a symlink loop) is a one-line UsageError naming `path`."""

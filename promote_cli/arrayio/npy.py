@@ -220,9 +220,15 @@ def _read_exact_at(fd: int, offset: int, n: int, path: str) -> bytes:
 
 def parse_header(fd: int, path: str, st: os.stat_result) -> NpyHeader:
     """Read and validate the header of the open regular file `fd` (stat `st`)."""
-    size = st.st_size
+    return header_of(lambda offset, n: _read_exact_at(fd, offset, n, path), path, st.st_size, FileId.of(st))
+
+
+def header_of(read_at, path: str, size: int, ident: FileId | None = None) -> NpyHeader:
+    """Read and validate the header of `.npy` data of `size` bytes: `read_at(offset, n)` gives up to `n` bytes
+    at `offset`, asked for in order, each read starting where the last one ended (so a stream, such as a
+    member of a `.npz` file, can answer it), the last one ending where the data starts."""
     try:
-        head = _read_exact_at(fd, 0, len(_MAGIC) + 2, path)
+        head = read_at(0, len(_MAGIC) + 2)
         if head[: len(_MAGIC)] != _MAGIC:
             raise UsageError(f"{path}: not a .npy file (no NUMPY magic)")
         if len(head) < len(_MAGIC) + 2:
@@ -232,14 +238,14 @@ def parse_header(fd: int, path: str, st: os.stat_result) -> NpyHeader:
         if fmt is None:
             raise UsageError(f"{path}: unsupported .npy format version {version[0]}.{version[1]}")
         lsize = struct.calcsize(fmt)
-        raw_len = _read_exact_at(fd, 8, lsize, path)
+        raw_len = read_at(8, lsize)
         if len(raw_len) < lsize:
             raise UsageError(f"{path}: not a .npy file: truncated header")
         (hlen,) = struct.unpack(fmt, raw_len)
         if hlen > MAX_HEADER_SIZE:
             raise UsageError(f"{path}: invalid .npy header: {hlen} bytes long (at most {MAX_HEADER_SIZE})")
         offset = 8 + lsize + hlen
-        raw = _read_exact_at(fd, 8 + lsize, hlen, path)
+        raw = read_at(8 + lsize, hlen)
     except OSError as e:
         raise UsageError(f"{path}: {os_message(e)}") from None
     if len(raw) < hlen:
@@ -252,7 +258,7 @@ def parse_header(fd: int, path: str, st: os.stat_result) -> NpyHeader:
         raise UsageError(f"{path}: {e}") from None
     except (ValueError, UnicodeDecodeError) as e:  # LiteralError is a ValueError
         raise UsageError(f"{path}: invalid .npy header: {e}") from None
-    header = NpyHeader(path, version, shape, fortran, dtype, offset, size, descr, FileId.of(st))
+    header = NpyHeader(path, version, shape, fortran, dtype, offset, size, descr, ident)
     have = size - offset
     if header.nbytes > have:
         raise UsageError(

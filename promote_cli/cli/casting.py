@@ -17,13 +17,13 @@ import sys
 import promote_cli as api
 from promote_cli import formats
 from promote_cli.cli import streams
-from promote_cli.errors import EXIT_NO, EXIT_OK, PromoteError, UsageError, one_line
+from promote_cli.errors import EXIT_NO, EXIT_OK, EXIT_USAGE, PromoteError, UsageError, one_line
 
 #: a single file at least this large gets a progress bar (on a terminal)
 PROGRESS_MIN_BYTES = 64 << 20
 
 
-def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs, exclude=(),
+def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs, exclude=(), only=(), skip=(),
          write=streams.write, semantics="tosa", no_saturate=False, compare=False) -> int:
     """Cast `inputs` as `promote cast` does with these option values; the exit code. `write(text, err)`
     puts text on stdout, or on stderr when `err`."""
@@ -42,6 +42,18 @@ def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs, e
     except PromoteError as e:
         _fail(write, str(e))
         return e.exit_code
+    if len(inputs) == 1 and api.is_checkpoint(inputs[0]):
+        return _checkpoint(inputs[0], to, output, dict(from_=from_, mode=mode, saturate=sat, semantics=semantics,
+                                                      force=force, only=only, skip=skip), exclude, formats.get(fmt), fail_on,
+                           write)
+    if any(api.is_checkpoint(i) for i in inputs):
+        _fail(write, "a checkpoint (a .safetensors or .npz file, or a directory of shards) is cast alone: "
+                     "one input per run")
+        return EXIT_USAGE
+    if only or skip:
+        _fail(write, "--only and --skip choose the tensors of a checkpoint (a .safetensors file or a directory "
+                     "of them); for .npy files use --exclude")
+        return EXIT_USAGE
     return _run(inputs, to, output, dict(from_=from_, mode=mode, saturate=sat, semantics=semantics, force=force,
                                          exclude=exclude), formats.get(fmt), fail_on, jobs, write)
 
@@ -60,11 +72,18 @@ def _compare(inputs, to, from_, saturate, output, out) -> str:
         src, dst = (api.lookup(t).name for t in inputs)
         title, rows = f"{src} -> {dst}: the recorded edge cases", api.compare_cast(src, dst, sat)
         return out.records(_comparison(title, columns(src, dst), rows))
-    listings = []
+    found = []
     for path in inputs:
-        src, dst, rows = api.compare_npy(path, to, from_, sat)
-        listings.append(out.records(_comparison(f"{path}: {src} -> {dst}", columns(src, dst), rows)))
-    return "\n".join(listings)
+        if api.is_checkpoint(path):
+            for src, dst, n, rows in api.compare_checkpoint(path, to, from_, sat):
+                found.append((f"{path}: {n} {src} tensor{'s' if n > 1 else ''} -> {dst}", columns(src, dst), rows))
+        else:
+            src, dst, rows = api.compare_npy(path, to, from_, sat)
+            found.append((f"{path}: {src} -> {dst}", columns(src, dst), rows))
+    json = out.name == "json"  # one object a line, the title in it
+    return ("" if json else "\n").join(("" if json else out.heading).format(title=t)
+                                       + out.records(_comparison(t, names, rows))
+                                       for t, names, rows in found)
 
 
 def _comparison(title: str, names: list[str], rows) -> formats.Records:
@@ -86,15 +105,9 @@ def refuse_stdout(output) -> None:
 def _run(inputs, to, output, options, out, fail_on, jobs, write) -> int:
     """Plan (the cast asked for, decided once: `plan_cast`'s `options`), cast, report; the exit code."""
     interrupted = api.interrupted_by()
-    try:
-        refuse_stdout(output)
-        plan = api.plan_cast(inputs, to, output=output, **options)
-    except PromoteError as e:
-        _fail(write, str(e))
-        return e.exit_code
-    except interrupted:
-        _fail(write, "interrupted; nothing written")
-        return 130
+    plan, code = _planned(write, output, lambda: api.plan_cast(inputs, to, output=output, **options))
+    if plan is None:
+        return code
 
     exit_code = EXIT_OK
     try:
@@ -119,6 +132,64 @@ def _run(inputs, to, output, options, out, fail_on, jobs, write) -> int:
     if len(done) > 1:  # JSON: standard output holds one report a file, as scripts read it; the totals go aside
         write(out.cast_summary(api.cast_totals(done)), out.name == "json")
     return exit_code
+
+
+def _checkpoint(path, to, output, options, exclude, out, fail_on, write) -> int:
+    """Cast a checkpoint (`plan_checkpoint`'s `options`): a report per tensor, then the totals (JSON: on
+    stderr, as a run of several files gives them); the exit code."""
+    interrupted = api.interrupted_by()
+
+    def make():
+        if exclude:
+            raise UsageError("--exclude leaves out files of a directory of .npy files; a checkpoint's tensors "
+                             "are left out with --skip")
+        return api.plan_checkpoint(path, to, output=output, **options)
+
+    plan, code = _planned(write, output, make)
+    if plan is None:
+        return code
+    totals = plan.totals()
+    try:
+        with _Progress(sys.stderr.isatty()) as bar:
+            size, count = plan.total_bytes, sum(len(s.header.tensors) for s in plan.shards)
+            cb, tick = bar.tensors_task(one_line(os.path.basename(plan.input.rstrip("/"))), size, count) \
+                if size >= PROGRESS_MIN_BYTES else (None, None)
+            import time
+
+            start = time.perf_counter()
+            for r in api.run_checkpoint(plan, progress=cb):
+                with bar.aside():
+                    write(out.tensor_report(r), False)
+                totals.add(r)
+                if tick is not None:
+                    tick(totals.tensors)
+            totals.seconds = time.perf_counter() - start
+    except PromoteError as e:
+        _fail(write, f"{e}; nothing written")
+        return e.exit_code
+    except interrupted:
+        _fail(write, "interrupted; no output written, no partial output left behind")
+        return 130
+    write(out.checkpoint_summary(totals), out.name == "json")
+    hit = totals.triggered(fail_on)
+    if hit:
+        _fail(write, f"{plan.input}: --fail-on {', '.join(hit)}")
+        return EXIT_NO
+    return EXIT_OK
+
+
+def _planned(write, output, make) -> tuple:
+    """(the plan `make()` returns, None), or (None, the exit code) once its error is said: `-o -` refused
+    first, an interruption while planning writes nothing."""
+    try:
+        refuse_stdout(output)
+        return make(), None
+    except PromoteError as e:
+        _fail(write, str(e))
+        return None, e.exit_code
+    except api.interrupted_by():
+        _fail(write, "interrupted; nothing written")
+        return None, 130
 
 
 def _fail(write, message: str) -> None:
@@ -209,6 +280,15 @@ class _Progress:
         n = len(sizes)
         tid = self.progress.add_task(f"cast {files_done(0, n)}", total=sum(sizes))
         return lambda k: self.progress.update(tid, completed=sum(sizes[:k]), description=f"cast {files_done(k, n)}")
+
+    def tensors_task(self, name: str, size: int, count: int):
+        """A bar for a checkpoint of `count` tensors, `size` bytes: callbacks taking the bytes done and how many
+        tensors are done (`cast NAME 3/120 tensors`)."""
+        if self.progress is None:
+            return None, None
+        tid = self.progress.add_task(f"cast {name} 0/{count} tensors", total=size)
+        return (lambda done: self.progress.update(tid, completed=done),
+                lambda k: self.progress.update(tid, description=f"cast {name} {k}/{count} tensors"))
 
     @contextlib.contextmanager
     def aside(self):

@@ -86,7 +86,8 @@ CAST = Command("cast", Argument("inputs", metavar="IN.npy [IN2.npy ... | DIR]", 
            help="Output file (one input only; - is refused: ./- names a file -). Default: IN.DTYPE.npy next to "
                 "the input."),
     Option(("--from",), "from_", metavar="DTYPE", complete="plain_dtype",
-           help="Reinterpret the stored bits as DTYPE (a uint16 or |V2 file as bf16, uint8 or |V1 as fp8)."),
+           help="Reinterpret the stored bits as DTYPE (a uint16 or |V2 file as bf16, uint8 or |V1 as fp8); "
+                "a checkpoint: cast only its tensors of DTYPE."),
     Option(("--mode",), "mode", default="tosa", choices=("tosa", "extended"),
            help="tosa: only the pairs TOSA CAST defines; extended: any numeric pair."),
     Option(("--saturate",), "saturate", flag=True,
@@ -108,4 +109,8 @@ CAST = Command("cast", Argument("inputs", metavar="IN.npy [IN2.npy ... | DIR]", 
            help="Files cast in parallel (default and most: the number of CPUs, and the number of files)."),
     Option(("--exclude",), "exclude", multiple=True, metavar="PATTERN",
            help="Leave out the files whose name (in their directory) matches this glob, e.g. 'ids*.npy'. Repeatable."),
+    Option(("--only",), "only", multiple=True, metavar="PATTERN",
+           help="A checkpoint: cast only the tensors whose name matches this glob. Repeatable."),
+    Option(("--skip",), "skip", multiple=True, metavar="PATTERN",
+           help="A checkpoint: copy the tensors whose name matches this glob as they are. Repeatable."),
 ))

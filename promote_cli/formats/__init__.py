@@ -23,6 +23,9 @@ keeps the base method, which raises `UsageError`. The payloads:
     cast_outcome(Outcome, hit)  one file of `promote cast`: its report (and the --fail-on conditions
                                 it triggered), or its error
     cast_summary(CastTotals)    the files, elements and counters of a `promote cast` of several files
+    tensor_report(TensorReport) one tensor of a checkpoint `promote cast`: cast (its counts and largest
+                                errors) or kept
+    checkpoint_summary(CheckpointTotals)  a checkpoint cast's totals
     rescale_report(report)      one file of `promote rescale`
     explanation(Explanation)    `promote explain`: the rule that decided, what it consulted, other options
     expectations(ExpectReport)  `promote expect`: the expectations that do not hold, and a count
@@ -144,6 +147,12 @@ class Format:
 
     def cast_summary(self, totals) -> str:
         self._none("a cast summary")
+
+    def tensor_report(self, report) -> str:
+        self._none("a tensor's cast report")
+
+    def checkpoint_summary(self, totals) -> str:
+        self._none("a checkpoint cast summary")
 
     def rescale_report(self, report) -> str:
         self._none("a rescale report")

@@ -82,6 +82,12 @@ class Json(Format):
     def cast_summary(self, totals) -> str:
         return dumps({"summary": totals.as_dict()}) + "\n"
 
+    def tensor_report(self, report) -> str:
+        return dumps(report.as_dict()) + "\n"
+
+    def checkpoint_summary(self, totals) -> str:
+        return dumps({"summary": totals.as_dict()}) + "\n"
+
     def rescale_report(self, report) -> str:
         return dumps(report.as_dict()) + "\n"
 

@@ -92,6 +92,20 @@ class Text(Format):
         return (f"total: {totals.files} files ({totals.files - totals.failed} cast, {totals.failed} failed), "
                 f"{totals.elements} elements\n{_cast_counts(totals.stats)}")
 
+    def tensor_report(self, r) -> str:
+        shape = "x".join(str(d) for d in r.shape) if r.shape else "scalar"
+        if not r.cast:
+            return f"{one_line(r.name)} ({shape}): {r.src}, kept\n"
+        return (f"{one_line(r.name)} ({shape}): {r.src} -> {r.dst}, {r.elements} elements\n"
+                f"{_cast_counts(r.stats)[:-1]}{_max_errors(r)}\n")
+
+    def checkpoint_summary(self, t) -> str:
+        files = f"{t.files} files, " if t.files > 1 else ""
+        tensors = f"{t.tensors} tensor{'s' if t.tensors != 1 else ''}"
+        return (f"total: {one_line(t.input)} -> {one_line(t.output)}: {files}{tensors} ({t.cast} cast, "
+                f"{t.tensors - t.cast} kept), {t.elements} elements cast\n{_cast_counts(t.stats)[:-1]}"
+                f"{_max_errors(t)}\n")
+
     def rescale_report(self, r) -> str:
         s = r.stats
         shape = "x".join(str(d) for d in r.shape) if r.shape else "scalar"
@@ -265,7 +279,8 @@ def _example(f, e: dict) -> str:
 #: always), then any other counter
 CAST_COUNTS = {"exact": "exact", "rounded": "rounded", "overflow_inf": "overflowed to inf",
                "overflow_nan": "overflowed to NaN", "saturated": "saturated", "wrapped": "wrapped",
-               "nan_in": "NaN in", "subnormal_out": "subnormal out", "unpredictable": "unpredictable"}
+               "nan_in": "NaN in", "subnormal_out": "subnormal out", "unpredictable": "unpredictable",
+               "underflow_zero": "underflowed to 0"}
 
 
 def _cast_counts(stats: dict) -> str:
@@ -273,5 +288,10 @@ def _cast_counts(stats: dict) -> str:
     named = [(stats.get(k, 0), word) for k, word in CAST_COUNTS.items()]
     named += [(v, k) for k, v in stats.items() if k not in CAST_COUNTS]
     return "  " + ", ".join(f"{v} {word}" for v, word in named if v or word == "exact") + "\n"
+
+def _max_errors(r) -> str:
+    """`; max error 7.95 abs, 0.0038 rel` of a checkpoint's cast (finite outputs of finite inputs)."""
+    return f"; max error {r.max_abs_error:.3g} abs, {r.max_rel_error:.3g} rel"
+
 
 FORMAT = Text

@@ -222,7 +222,9 @@ def merge(base: dict, override: dict) -> dict:
     """A file with `extends`: the base's keys, replaced by the file's; named sections merge by name."""
     merged = dict(base)
     for key, value in override.items():
-        if key in MERGED_KEYS and isinstance(value, dict) and isinstance(base.get(key), dict):
+        if key == "expressions" and isinstance(value, dict) and isinstance(base.get(key), dict):
+            merged[key] = _merged_expressions(base[key], value)
+        elif key in MERGED_KEYS and isinstance(value, dict) and isinstance(base.get(key), dict):
             merged[key] = {**base[key], **value}
         else:
             merged[key] = value
@@ -230,6 +232,27 @@ def merge(base: dict, override: dict) -> dict:
     merged.pop("default", None)
     if "default" in override:
         merged["default"] = override["default"]
+    return merged
+
+
+def _merged_expressions(base: dict, override: dict) -> dict:
+    """`[expressions]` with `extends`: its keys by name, the `defaults`' keys by name (``KEY = false`` leaves
+    the base's key out, and with it the base's ``KEY = false`` in groups and operators, which left out that
+    default), and each group's and operator's keys by name (a file that changes one operator says only that)."""
+    merged = {**base, **override}
+    left_out: set = set()
+    mine, theirs = override.get("defaults"), base.get("defaults")
+    if isinstance(mine, dict) and isinstance(theirs, dict):
+        left_out = {k for k, v in mine.items() if v is False and k in theirs}
+        merged["defaults"] = {k: v for k, v in {**theirs, **mine}.items() if k not in left_out}
+    for key in ("groups", "operators"):
+        mine, theirs = override.get(key) or {}, base.get(key)
+        if not isinstance(theirs, dict) or not isinstance(mine, dict):
+            continue
+        blocks = {**theirs, **{k: {**theirs[k], **v} if isinstance(v, dict) and isinstance(theirs.get(k), dict) else v
+                               for k, v in mine.items()}}
+        merged[key] = {k: {f: x for f, x in v.items() if not (x is False and f in left_out)} if isinstance(v, dict)
+                       else v for k, v in blocks.items()}
     return merged
 
 

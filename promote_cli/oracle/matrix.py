@@ -75,9 +75,9 @@ class Diff:
         return [x["a"] in self.absent.get(f, ()) or x["b"] in self.absent.get(f, ()) for f in self.frameworks]
 
 
-def axis(rs: Ruleset | None, types: list[str] | str | None) -> list[str]:
+def axis(rs: Ruleset | None, types: list[str] | str | None, flag: str = "--types") -> list[str]:
     """The operands of a table: the given ones (canonical, each once; a string lists them as `--types` does,
-    `"i8,u8"`), else the framework's types."""
+    `"i8,u8"`), else the framework's types; errors name the option `flag`."""
     if types is None:
         return [d.name for d in rs.types]
     if isinstance(types, str):
@@ -87,12 +87,24 @@ def axis(rs: Ruleset | None, types: list[str] | str | None) -> list[str]:
     for given in types:
         name = str(operands.parse(given))
         if name in seen:
-            raise UsageError(f"--types lists {name} twice ({seen[name]!r} and {given!r})")
+            raise UsageError(f"{flag} lists {name} twice ({seen[name]!r} and {given!r})")
         seen[name] = given
         names.append(name)
     if not names:
-        raise UsageError("--types lists no operand")
+        raise UsageError(f"{flag} lists no operand")
     return names
+
+
+def extended(names: list[str], operands: list[str] | str | None) -> list[str]:
+    """An axis with `operands` after it (`--operands`: 0-d arrays, Python scalars, values), each once and
+    none of them already on the axis."""
+    if operands is None:
+        return names
+    more = axis(None, operands, "--operands")
+    twice = next((n for n in more if n in names), None)
+    if twice is not None:
+        raise UsageError(f"--operands lists {twice}, which the axis already has")
+    return names + more
 
 
 def lacks(rs: Ruleset, operand: str) -> bool:
@@ -131,15 +143,15 @@ def _check_op(rs: Ruleset, op: str, ask) -> None:
 
 
 def matrix(rs: Ruleset, types: list[str] | None = None, op: str = "add", options: dict | None = None,
-           common_types: bool = False, drop_refused: bool = False, ask=None) -> Matrix:
+           common_types: bool = False, drop_refused: bool = False, ask=None, operands=None) -> Matrix:
     """The full matrix; UsageError for an unknown op, option or type, RuleDefect for a failing rule.
 
     `common_types` keeps only the operands the ruleset has (of `types`: without them, it has every one);
     `drop_refused` leaves out each operand whose row and column hold no answer at all. `ask(ruleset, operands,
-    op, options)` answers an op group's op of two operands."""
+    op, options)` answers an op group's op of two operands; `operands` go after the types on both axes."""
     _check_op(rs, op, ask)
     shown = {k: json_value(v) for k, v in parse_options(rs, options).items()}  # bad options fail here
-    names = axis(rs, types)
+    names = extended(axis(rs, types), operands)
     if common_types:
         names = _nonempty([n for n in names if not lacks(rs, n)], f"--common ({rs.key} has none of them)")
     cells = []
@@ -191,19 +203,19 @@ def sides(given, common: dict | None = None) -> list[Side]:
 
 
 def diff(sides: list[Side], types: list[str] | None = None, op: str = "add", common: dict | None = None,
-         *, common_types: bool = False, drop_refused: bool = False, ask=None) -> Diff:
+         *, common_types: bool = False, drop_refused: bool = False, ask=None, operands=None) -> Diff:
     """The cells where the sides answer differently (a refused or missing cell reads None). `common` names
     the options given once for every side (already in each side's own options), to be shown with the diff.
 
-    The axes are `types`, else the union of the sides' types; `common_types` keeps only the operands every side
-    has, and `drop_refused` leaves out each operand whose row and column no side answers at all."""
+    The axes are `types`, else the union of the sides' types, then `operands`; `common_types` keeps only the
+    operands every side has, and `drop_refused` leaves out each operand whose row and column no side answers at all."""
     labels = [s.label for s in sides]
     if len(sides) < 2:
         raise UsageError("a diff compares two or more rulesets")
     for side in sides:
         _check_op(side.ruleset, op, ask)
         parse_options(side.ruleset, side.options)  # bad values fail here, once
-    names = axis(None, types) if types is not None else union_types([s.ruleset for s in sides])
+    names = extended(axis(None, types) if types is not None else union_types([s.ruleset for s in sides]), operands)
     if common_types:
         names = _nonempty([n for n in names if not any(lacks(s.ruleset, n) for s in sides)],
                           "--common (no operand is every side's)")
@@ -282,13 +294,13 @@ class Column:
 
 
 def column(sides: list[Side], types: list[str] | None, op: str, ask, *, common_types: bool = False,
-           drop_refused: bool = False) -> Column:
+           drop_refused: bool = False, operands=None) -> Column:
     """The answers of an op group's op of one operand, one per operand of the axis and side; `ask(ruleset,
     operands, op, options)` answers each (the axis as a diff's: `types`, else the union of the sides' types)."""
     for side in sides:
         _check_op(side.ruleset, op, ask)
         parse_options(side.ruleset, side.options)
-    names = axis(None, types) if types is not None else union_types([s.ruleset for s in sides])
+    names = extended(axis(None, types) if types is not None else union_types([s.ruleset for s in sides]), operands)
     if common_types:
         names = _nonempty([n for n in names if not any(lacks(s.ruleset, n) for s in sides)],
                           "--common (no operand is every side's)")

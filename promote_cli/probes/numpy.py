@@ -99,9 +99,9 @@ def ask(op: str, operands: list[str]) -> tuple[str | None, str | None]:
     return canonical(dtype), None
 
 
-def pair_cases():
-    """Every (op, a, b) asked."""
-    for pairs in pair_groups(TYPES, SCALARS):
+def pair_cases(types=TYPES):
+    """Every (op, a, b) asked, over `types`."""
+    for pairs in pair_groups(types, SCALARS):
         yield from (("promote_types", a, b) for a, b in without_0d(pairs))  # dtypes, not arrays
         for op in ("add", "result_type"):
             yield from ((op, a, b) for a, b in pairs)

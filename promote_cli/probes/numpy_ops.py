@@ -46,7 +46,7 @@ from promote_cli.vocab import operands
 FRAMEWORK = "numpy"
 
 
-_BINARY = ["add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder", "mod", "fmod",
+BINARY = ["add", "subtract", "multiply", "divide", "true_divide", "floor_divide", "remainder", "mod", "fmod",
            "power", "pow", "maximum", "minimum",
            "logical_and", "logical_or", "logical_xor", "bitwise_and", "bitwise_or", "bitwise_xor",
            "left_shift", "right_shift", "bitwise_left_shift", "bitwise_right_shift",
@@ -62,7 +62,7 @@ _ARRAY = {"concatenate": 2, "concat": 2, "stack": 2, "where": opsweep.WHERE, "cl
 #: every name asked, in the recording's order -> its arity (`opsweep.leading`).
 OPS: dict[str, int | str] = {
     **{op: (1 if op.endswith("x") else 2) for op in OPERATORS},
-    **dict.fromkeys(_BINARY, 2), **dict.fromkeys(_REDUCTIONS, 1), **dict.fromkeys(_UNARY, 1),
+    **dict.fromkeys(BINARY, 2), **dict.fromkeys(_REDUCTIONS, 1), **dict.fromkeys(_UNARY, 1),
     **dict.fromkeys(_LINALG, 2), **_ARRAY,
 }
 
@@ -153,22 +153,24 @@ def check_distinct(named, aliases: dict, ops: dict, where: str) -> None:
         seen[name] = fn
 
 
-def record_ops(ruleset: str = FRAMEWORK) -> dict:
-    """Ask every op of `OPS` (aliases once, under their canonical name); an op recording."""
+def record_ops(ruleset: str = FRAMEWORK, types=TYPES, names=OPS, probe: str = "promote_cli.probes.numpy_ops") -> dict:
+    """Ask every op of `names` (default `OPS`; aliases once, under their canonical name) over `types`;
+    an op recording."""
     ver = version()
     if ver is None:
         raise RuntimeError("numpy and ml_dtypes are not importable; pip install numpy ml_dtypes")
     import ml_dtypes  # noqa: PLC0415
     import numpy as np  # noqa: PLC0415
 
-    opsweep.check_aliases(np, ALIASES)
-    check_distinct(named, ALIASES, OPS, "np")
-    recorder = Recorder(opsweep.axis(TYPES))
-    ops = {op: arity for op, arity in OPS.items() if op not in ALIASES}
+    aliases = {k: v for k, v in ALIASES.items() if k in names}
+    opsweep.check_aliases(np, aliases)
+    check_distinct(named, aliases, names, "np")
+    recorder = Recorder(opsweep.axis(types))
+    ops = {op: arity for op, arity in names.items() if op not in aliases}
     opsweep.sweep(recorder, ops, {}, asker(function, make_operand, canonical), WHERE_CONDITIONS, OPERATORS)
     return recorder.recording({
         "ruleset": ruleset, "package": PACKAGE, "version": ver, "ml_dtypes": str(ml_dtypes.__version__),
-        "probe": "promote_cli.probes.numpy_ops", "aliases": ALIASES,
+        "probe": probe, "aliases": aliases,
     })
 
 

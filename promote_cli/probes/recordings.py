@@ -351,9 +351,11 @@ def run(framework: str, recording: str | None = None) -> Report:
         same_framework(data, framework, str(recording))
     else:
         probe = probe_module(framework)
-        if probe.version() is None:
+        if probe.version() is None:  # a probe of one version says which (`INSTALL`: what pip installs)
             package = getattr(probe, "PACKAGE", probe.__name__)
-            raise UsageError(f"{package} is not installed here: pip install {package} "
+            wanted = getattr(probe, "INSTALL", package)
+            what = package if wanted == package else f"{framework} asks {wanted}, which"
+            raise UsageError(f"{what} is not installed here: pip install {wanted} "
                              "(or compare with a saved file: --recording FILE)")
         record_for = getattr(probe, "record_for", None)  # a probe that asks per ruleset version
         data = record_for(framework) if record_for else probe.record()

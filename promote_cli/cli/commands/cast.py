@@ -17,8 +17,8 @@ from promote_cli.cli.options import declared
 @click.command("cast")
 @declared(definition.CAST)
 def cast(inputs, to, output, from_, mode, saturate, semantics, no_saturate, compare, force, fmt, fail_on, jobs,
-         exclude):
-    """Cast .npy files to DTYPE with TOSA CAST semantics (or a library's: --semantics).
+         exclude, only, skip):
+    """Cast .npy files or a checkpoint to DTYPE with TOSA CAST semantics (or a library's: --semantics).
 
     Streams in chunks (memory stays bounded), writes atomically (an interrupted
     cast leaves no partial output), never writes a file it reads, replaces only
@@ -27,11 +27,15 @@ def cast(inputs, to, output, from_, mode, saturate, semantics, no_saturate, comp
     several files, their totals). A run of several files in which one has no cast to
     DTYPE is refused before anything is written (leave it out with --exclude).
 
+    A checkpoint (a .safetensors file, or a directory of shards with its index) is
+    cast tensor by tensor (--only, --skip, --from choose them), reported per tensor
+    with its largest errors, and written whole or not at all.
+
     Exit codes: 0 success; 1 a --fail-on condition happened; 2 usage or input
     error; 130 interrupted.
     """
     sys.exit(casting.cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs, exclude,
-                          write=_echo, semantics=semantics, no_saturate=no_saturate, compare=compare))
+                          only, skip, write=_echo, semantics=semantics, no_saturate=no_saturate, compare=compare))
 
 
 def _echo(text: str, err: bool) -> None:

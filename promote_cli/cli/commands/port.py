@@ -8,9 +8,9 @@ import click
 
 import promote_cli
 from promote_cli import formats
+from promote_cli.cli.commands.info import LISTING_FORMATS, listing_format
+from promote_cli.cli.options import color_option
 from promote_cli.errors import EXIT_NO
-
-FORMATS = ["text", "json", "csv", "markdown", "rich"]
 
 
 @click.command()
@@ -23,14 +23,16 @@ FORMATS = ["text", "json", "csv", "markdown", "rich"]
 @click.option("--types", default=None, metavar="LIST", help="Only these dtypes of the source (e.g. i8,u8,f16).")
 @click.option("--kinds", default="all", show_default=True, metavar="FORMS",
               help="Operand forms beside tensors: a list of 0d, py, weak, or all (those the source distinguishes).")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(LISTING_FORMATS),
+              help="Default: rich on a terminal, text when piped or with NO_COLOR.")
+@color_option
 @click.option("--exit-code", is_flag=True, help="Exit 1 when any case needs a cast or cannot be reproduced (for CI).")
-def port(source, target, ops, types, kinds, fmt, exit_code):
+def port(source, target, ops, types, kinds, fmt, color, exit_code):
     """For every case where the target's dtype differs from the source's (or the target refuses), the input
     casts, the target's op and the output cast that reproduce the source, each checked by the target's rules,
     or why no plan does. The summary line is on stderr."""
     result = promote_cli.port(source, target, list(ops) or None, types, kinds)
-    formats.emit(formats.get(fmt).port(result))
+    formats.emit(listing_format(fmt, color).port(result))
     click.echo(f"promote: {result.summary()}", err=True)
     if exit_code and result.needs_casts:
         sys.exit(EXIT_NO)

@@ -35,6 +35,8 @@ FORMATS = ["rich", "text", "json", "csv", "markdown"]
 @op_option
 @option_option
 @click.option("--types", metavar="A,B,...", help="Restrict both axes to these operands (each once).")
+@click.option("--operands", metavar="A,B,...", help="Add these operands to both axes, after the types: 0-d arrays, "
+              "Python scalars, values (0d:i64,py:int,py:float).")
 @click.option("--common", is_flag=True, help="Only the operands every ruleset has: with --diff, the types all sides "
               "share instead of their union; with -f, those of --types the framework has.")
 @click.option("--drop-refused", is_flag=True, help="Leave out each operand whose row and column hold no answer "
@@ -51,14 +53,14 @@ FORMATS = ["rich", "text", "json", "csv", "markdown"]
 @color_option
 @click.argument("sides", nargs=-1, metavar="[FW1 FW2 ...]", shell_complete=complete_side)
 @click.pass_context
-def table(ctx, framework, diff_sides, cast_pairs, op, options, types, common, drop_refused, fmt, width, exit_code,
-          svg_file, html_file, color, sides):
+def table(ctx, framework, diff_sides, cast_pairs, op, options, types, operands, common, drop_refused, fmt, width,
+          exit_code, svg_file, html_file, color, sides):
     """The promotion matrix of a framework (rows: left operand, columns: right operand), or with --diff the
     cells where two or more rulesets differ. An op of one operand (`--op sum`, see `promote ops`) gives one
     column, operand -> result; with --diff a column per side, differences marked `*`."""
     _check_combination(_given(ctx), diff_sides, cast_pairs, sides)
     pictures = {k: v for k, v in (("svg", svg_file), ("html", html_file)) if v is not None}
-    axes = {"common_types": common, "drop_refused": drop_refused}
+    axes = {"common_types": common, "drop_refused": drop_refused, "operands": operands}
     if pictures:
         return _pictures(pictures, framework, sides if diff_sides else None, cast_pairs, op, options, types, axes, fmt,
                          exit_code)
@@ -124,8 +126,8 @@ def _check_combination(given: set[str], diff_sides: bool, cast_pairs: bool, side
 
 #: options of a matrix or a diff that `--cast` has no use for: (parameter, how the user spells it)
 _NOT_WITH_CAST = (("diff_sides", "--diff"), ("framework", "-f"), ("op", "--op"), ("options", "-O"),
-                  ("types", "--types"), ("common", "--common"), ("drop_refused", "--drop-refused"),
-                  ("exit_code", "--exit-code"), ("width", "--width"))
+                  ("types", "--types"), ("operands", "--operands"), ("common", "--common"),
+                  ("drop_refused", "--drop-refused"), ("exit_code", "--exit-code"), ("width", "--width"))
 
 
 def _pictures(pictures, framework, diff_pair, cast_pairs, op, options, types, axes, fmt, exit_code):
