@@ -11,6 +11,7 @@ import pytest
 
 from promote_cli.numerics import semantics
 from promote_cli.probes import cast_semantics as probe
+from promote_cli.vocab.dtypes import DTYPES
 from promote_cli.vocab.numpy_types import numpy_dtype
 
 RECORDINGS = Path(__file__).parent / "data" / "recordings"
@@ -205,3 +206,29 @@ def test_compare_of_a_checkpoint_counts_its_float_tensors_a_chunk_at_a_time(tmp_
     assert rows == api.compare_npy(tmp_path / "w.npy", "f8e4m3", from_="bf16")[2]
     code, out, err = run_cli("cast", "--compare", str(tmp_path / "m.safetensors"), "--to", "f8e4m3")
     assert code == 0 and "1 bf16 tensor -> f8e4m3" in out and "overflow" in out
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c[1] in ("f32", "bf16", "i32")],
+                         ids=lambda c: f"{c[0]}-{c[1]}->{c[2]}")
+def test_the_cast_kernel_is_the_recording_and_counts_as_the_reference_classifies(case):
+    """`cast_array(..., semantics=)` runs TOSA's kernel and converts again where CAST gives inf or NaN: the
+    same bits as the recording, and statistics as classifying the whole output would give."""
+    from promote_cli.numerics.reference import classify, reference_cast
+    from promote_cli.numerics.stats import SATURATED, WRAPPED, stats_of_classes
+
+    lib, src, key = case
+    dst, _, nosat = key.partition(":")
+    z = DATA[lib][1][src]
+    bits, expected = z["input"], z[key]
+    x = bits.view(numpy_dtype(src))
+    y, st = cast_array(x, dst, src=src, semantics=lib, saturate=None if lib != "onnx" else not nosat)
+    assert np.array_equal(y.view(expected.dtype), expected)
+    sat = semantics.traits(lib, src, dst, not nosat)["overflow"] == "saturate"
+    codes, sub, unp = classify(x, y, src, dst, False)
+    if DTYPES[dst].is_integer:
+        codes[codes == SATURATED] = WRAPPED
+    else:
+        fmt = reference.float_format(dst)
+        again = (reference_cast(x, src, dst).view(fmt.uint) & (fmt.sign_bit - 1)) > fmt.max_bits
+        codes[again] = classify(x, y, src, dst, sat)[0][again]
+    assert st == stats_of_classes(codes, sub, unp)

@@ -103,21 +103,24 @@ def check(library: str, src: str, dst: str) -> None:
 
 
 def library_cast(x: np.ndarray, src: str, dst: str, library: str, saturate: bool = True) -> np.ndarray:
-    """`x` (values of float type `src`) cast to `dst` as `library` casts it; an array of dst's numpy dtype."""
+    """`x` (values of type `src`) cast to `dst` as `library` casts it; an array of dst's numpy dtype."""
     check(library, src, dst)
     shape = np.shape(x)
     x = np.ascontiguousarray(x).view(numpy_dtype(src)).reshape(-1)
+    return _convert(x, src, dst, traits(library, src, dst, saturate)).reshape(shape)
+
+
+def _convert(x: np.ndarray, src: str, dst: str, tr: dict) -> np.ndarray:
+    """The flat array x converted by the traits `tr`."""
     with np.errstate(all="ignore"):
         if DTYPES[src].is_integer and DTYPES[dst].is_integer:
-            out = narrow_int(x.astype(np.int64), dst)             # C casts: wrapped
-        elif DTYPES[src].is_integer:                              # rounded once (bf16: through f32)
+            return narrow_int(x.astype(np.int64), dst)             # C casts: wrapped
+        if DTYPES[src].is_integer:                                 # rounded once (bf16: through f32)
             v = x.astype(np.float32).astype(np.float64) if dst == "bf16" else int_to_f64_rto(x)
-            out = _to_float(x, v, src, dst, traits(library, src, dst, saturate))
-        elif DTYPES[dst].is_integer:
-            out = _to_int(x.astype(np.float64), dst)
-        else:
-            out = _to_float(x, x.astype(np.float64), src, dst, traits(library, src, dst, saturate))
-    return out.reshape(shape)
+            return _to_float(x, v, src, dst, tr)
+        if DTYPES[dst].is_integer:
+            return _to_int(x.astype(np.float64), dst)
+        return _to_float(x, x.astype(np.float64), src, dst, tr)
 
 
 def _to_int(v: np.ndarray, dst: str) -> np.ndarray:
@@ -196,22 +199,57 @@ def _nan_pattern(d, rule, neg: np.ndarray, payload=None, payload_bits: int = 0) 
 
 
 def kernel(library: str, src: str, dst: str, saturate: bool = True):
-    """run(x_block, out_block, acc, scratch) of `library`'s cast src -> dst, as `cast.Converter` runs kernels,
-    counting each block's statistics from its output (`reference.classify`; out-of-range float -> integer is
-    wrapped here, not saturated)."""
+    """run(x_block, out_block, acc, scratch) of `library`'s cast src -> dst, as `cast.Converter` runs kernels.
+
+    To a float, the libraries round as TOSA CAST does and part from it only where CAST gives infinity or NaN
+    (overflow, infinities, NaN): TOSA's kernel (`kernels.kernel_for`, extended mode) converts the block, and
+    those elements are converted again by the traits, their statistics with them (`reference.classify`). To
+    an integer, the whole block is converted and classified (out-of-range values counted as wrapped)."""
+    from promote_cli.numerics.kernels import kernel_for
+
+    check(library, src, dst)
+    tr = traits(library, src, dst, saturate)
+    saturates = tr["overflow"] == "saturate"
+    if DTYPES[dst].is_integer:
+        def run_int(x, out, acc, sc):
+            out[...] = _convert(x, src, dst, tr)
+            if acc is not None:
+                _count(acc, x, out, src, dst, False, 1)
+        return run_int
+    base = kernel_for(src, dst, False)
+    fmt = float_format(dst)
+    width = tr["nan_tail"][0] if tr["nan_tail"] else 0
+    body = {**tr, "nan_tail": None}
+    tail_rule = None if not width else {**tr, "nan": tr["nan_tail"][1], "nan_tail": None}
+
+    def run(x, out, acc, sc):
+        base(x, out, acc, sc)
+        m = (out.view(fmt.uint) & (fmt.sign_bit - 1)) > fmt.max_bits   # TOSA CAST gave infinity or NaN
+        idx = np.flatnonzero(m)
+        if idx.size:
+            _patch(x, out, idx, body, acc, saturates)
+        if width and x.size % width:
+            _patch(x, out, np.arange(x.size - x.size % width, x.size), tail_rule, acc, saturates)
+
+    def _patch(x, out, idx, rule, acc, sat):
+        xm = x[idx]
+        ym = _convert(xm, src, dst, rule)
+        if acc is not None:
+            _count(acc, xm, out[idx], src, dst, False, -1)
+            _count(acc, xm, ym, src, dst, sat, 1)
+        out[idx] = ym
+    return run
+
+
+def _count(acc, x, y, src: str, dst: str, saturates: bool, sign: int) -> None:
+    """Add (sign 1) or take away (-1) the statistics of converting x to y; out-of-range float -> integer
+    counts as wrapped (x86 truncation keeps the low bits)."""
     from promote_cli.numerics.reference import classify
     from promote_cli.numerics.stats import FIELDS, SATURATED, WRAPPED, stats_of_classes
 
-    check(library, src, dst)
-    saturates = traits(library, src, dst, saturate)["overflow"] == "saturate"
-
-    def run(x, out, acc, sc):
-        out[...] = library_cast(x, src, dst, library, saturate)
-        if acc is not None:
-            codes, subnormal, unpredictable = classify(x, out, src, dst, saturates)
-            if DTYPES[dst].is_integer:
-                codes[codes == SATURATED] = WRAPPED
-            st = stats_of_classes(codes, subnormal, unpredictable)
-            for slot, name in enumerate(FIELDS):
-                acc.add(slot, getattr(st, name))
-    return run
+    codes, subnormal, unpredictable = classify(x, y, src, dst, saturates)
+    if DTYPES[dst].is_integer:
+        codes[codes == SATURATED] = WRAPPED
+    st = stats_of_classes(codes, subnormal, unpredictable)
+    for slot, name in enumerate(FIELDS):
+        acc.add(slot, sign * getattr(st, name))
