@@ -43,9 +43,8 @@ def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs, e
         _fail(write, str(e))
         return e.exit_code
     if len(inputs) == 1 and api.is_checkpoint(inputs[0]):
-        return _checkpoint(inputs[0], to, output, dict(from_=from_, mode=mode, saturate=sat, semantics=semantics,
-                                                      force=force, only=only, skip=skip), exclude, formats.get(fmt), fail_on,
-                           write)
+        options = dict(from_=from_, mode=mode, saturate=sat, semantics=semantics, force=force, only=only, skip=skip)
+        return _checkpoint(inputs[0], to, output, options, exclude, formats.get(fmt), fail_on, write)
     if any(api.is_checkpoint(i) for i in inputs):
         _fail(write, "a checkpoint (a .safetensors or .npz file, or a directory of shards) is cast alone: "
                      "one input per run")
