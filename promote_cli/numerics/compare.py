@@ -44,7 +44,8 @@ def _bits(t: str) -> np.dtype:
 
 def classify(x: np.ndarray, src: str, dst: str) -> np.ndarray:
     """The index of each element's value class (`FLOAT_CLASSES` or `INT_CLASSES`)."""
-    v = np.asarray(x).view(numpy_dtype(src)).astype(np.float64)
+    x = np.asarray(x).view(numpy_dtype(src))
+    v = x.astype(np.float64)
     nan, inf = np.isnan(v), np.isinf(v)
     d = DTYPES[dst]
     a = np.abs(v)
