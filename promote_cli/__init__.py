@@ -34,6 +34,7 @@ __all__ = ["query", "query_n", "ops", "batch", "batch_write", "table", "diff", "
            "expect",
            "expr", "lattice", "load", "frameworks", "framework_names", "shadowed", "is_default", "dtypes", "aliases",
            "spellings", "verify", "validate", "cast_pairs", "cast_array", "cast_file", "plan_cast", "run_cast",
+           "compare_cast", "compare_npy", "compare_checkpoint",
            "plan_checkpoint", "run_checkpoint", "is_checkpoint", "cast_totals", "defer_signals", "interrupted_by",
            "rescale_array", "rescale_file", "rescale_table", "render",
            "write_output", "write_outputs", "lookup", "parse_operand",
@@ -67,6 +68,9 @@ LAZY = {
     "Report": "promote_cli.probes.recordings.Report",
     "cast_array": "promote_cli.numerics.cast.cast_array",
     "cast_file": "promote_cli.arrayio.castfile.cast_file",  # a .npy file, streamed
+    "compare_cast": "promote_cli.numerics.compare.compare_conversion",  # every semantics, by value class
+    "compare_npy": "promote_cli.numerics.compare.compare_npy",  # the same over a .npy file, streamed
+    "compare_checkpoint": "promote_cli.numerics.compare.compare_checkpoint",  # over a safetensors checkpoint
     "CastRequest": "promote_cli.numerics.legality.CastRequest",
     "CastPlan": "promote_cli.arrayio.castfile.CastPlan",
     "Outcome": "promote_cli.arrayio.castfile.Outcome",
@@ -449,10 +453,11 @@ def validate(paths) -> list[FileCheck]:
     return check_files(paths)
 
 
-def plan_cast(inputs, to, *, output=None, from_=None, mode: str = "tosa", saturate: bool = False,
-              force: bool = False, exclude=()) -> CastPlan:
+def plan_cast(inputs, to, *, output=None, from_=None, mode: str = "tosa", saturate: bool | None = None,
+              semantics: str = "tosa", force: bool = False, exclude=()) -> CastPlan:
     """Everything a cast of `.npy` files will do, checked before anything is written: the cast asked for
-    (`to` and `from_`: any dtype name or alias, or a numpy dtype; `mode`, `saturate`), directories expanded
+    (`to` and `from_`: any dtype name or alias, or a numpy dtype; `mode`, `saturate`, `semantics`: TOSA's or
+    another library's, `numerics.semantics`), directories expanded
     to their `*.npy` files less those an `exclude` glob matches (by name), each output decided (`output`, for
     one input, or `IN.TO.npy`), no file both read and written, no two casts writing one file, only regular
     files replaced (and only with `force`), and in a run of several files, each file's type castable to
@@ -460,8 +465,8 @@ def plan_cast(inputs, to, *, output=None, from_=None, mode: str = "tosa", satura
     the cast); UsageError for a run refused as a whole. Nothing is written here."""
     from promote_cli.arrayio import castfile
 
-    return castfile.plan(inputs, to, output=output, from_=from_, mode=mode, saturate=saturate, force=force,
-                         exclude=exclude)
+    return castfile.plan(inputs, to, output=output, from_=from_, mode=mode, saturate=saturate,
+                         semantics=semantics, force=force, exclude=exclude)
 
 
 def run_cast(plan: CastPlan, *, jobs: int | None = None, progress=None) -> Iterator[Outcome]:
@@ -478,20 +483,20 @@ def run_cast(plan: CastPlan, *, jobs: int | None = None, progress=None) -> Itera
     return outcomes()
 
 
-def plan_checkpoint(path, to, *, output=None, from_=None, mode: str = "tosa", saturate: bool = False,
-                    force: bool = False, only=(), skip=()) -> CheckpointPlan:
+def plan_checkpoint(path, to, *, output=None, from_=None, mode: str = "tosa", saturate: bool | None = None,
+                    semantics: str = "tosa", force: bool = False, only=(), skip=()) -> CheckpointPlan:
     """Everything a cast of a checkpoint will do, checked before anything is written: `path` a `.safetensors`
     file (output `output`, default `NAME.TO.safetensors`), an `.npz` archive (`NAME.TO.npz`) or a directory of
     shards with its
     `model.safetensors.index.json` (into the directory `output`, default `DIR.TO`: every shard and the index
     under their own names). Every header is validated as hostile input; the tensors cast are those whose name
     an `only` glob matches (all when none is given) and no `skip` glob matches, of dtype `from_` when given,
-    not already of type `to`; each must have a cast to `to` in `mode`. UsageError for anything that stops the
-    run; nothing is written here."""
+    not already of type `to`; each must have a cast to `to` in `mode` (or under `semantics`, as `plan_cast`).
+    UsageError for anything that stops the run; nothing is written here."""
     from promote_cli.arrayio import checkpoint
 
-    return checkpoint.plan(path, to, output=output, from_=from_, mode=mode, saturate=saturate, force=force,
-                           only=only, skip=skip)
+    return checkpoint.plan(path, to, output=output, from_=from_, mode=mode, saturate=saturate,
+                           semantics=semantics, force=force, only=only, skip=skip)
 
 
 def run_checkpoint(plan: CheckpointPlan, *, progress=None) -> Iterator[TensorReport]:

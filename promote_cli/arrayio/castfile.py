@@ -109,9 +109,11 @@ class CastReport(FileReport):
 
     mode: str
     saturate: bool
+    semantics: str = "tosa"
 
     def settings(self) -> dict:
-        return {"mode": self.mode, "saturate": self.saturate}
+        out = {"mode": self.mode, "saturate": self.saturate}
+        return out if self.semantics == "tosa" else {**out, "semantics": self.semantics}
 
     def triggered(self, fail_on: Iterable[str]) -> list[str]:
         """The --fail-on conditions this cast met, in the order given."""
@@ -171,13 +173,13 @@ class CastPlan(Record):
         return out
 
 
-def plan(inputs, to, *, output=None, from_=None, mode: str = "tosa", saturate: bool = False, force: bool = False,
-         exclude=()) -> CastPlan:
+def plan(inputs, to, *, output=None, from_=None, mode: str = "tosa", saturate: bool | None = None,
+         semantics: str = "tosa", force: bool = False, exclude=()) -> CastPlan:
     """The plan of a command-line cast: the cast asked for decided (`legality.request`), directories expanded
     (leaving out the files `exclude`'s patterns match), `output` for one input only, then `plan_casts`; a run
     of several files in which one has no cast to the target is refused whole (`_refuse_uncastable`); a
     pending interruption raises before anything is written."""
-    asked = request(to, from_, mode, saturate)
+    asked = request(to, from_, mode, saturate, semantics)
     files = expand_inputs(inputs, asked.dst, exclude)
     if output is not None and len(files) != 1:
         raise UsageError("-o/--output needs exactly one input file")
@@ -286,7 +288,8 @@ def cast_file(
     *,
     from_=None,
     mode: str = "tosa",
-    saturate: bool = False,
+    saturate: bool | None = None,
+    semantics: str = "tosa",
     force: bool = False,
     chunk_bytes: int | None = None,
     threads: int | None = None,
@@ -299,7 +302,7 @@ def cast_file(
     or |V2 file as bf16). Raises `UsageError` for bad input, an illegal pair
     (TOSA mode), an existing output without `force`, an output that is not a regular
     file (with `force`, only a regular file is replaced, keeping its mode) or that is the
-    input. `progress`, if given, is called with the number of input bytes done after
+    input. `semantics` casts as another library does (`numerics.semantics`). `progress`, if given, is called with the number of input bytes done after
     each chunk. `chunk_bytes` bounds the input bytes cast at a time
     (default `npyio.DEFAULT_CHUNK_BYTES`). `threads` > 1 casts that many chunks at a
     time, one thread each; 1 casts in this thread alone; the default casts each chunk with
@@ -307,7 +310,7 @@ def cast_file(
     file of `SPLIT_MIN_BYTES` or more in two halves at once (a forked process, two CPUs).
     Returns a `CastReport` with the element statistics.
     """
-    planned = plan_casts([src_path], request(to, from_, mode, saturate), outputs=[dst_path], force=force)
+    planned = plan_casts([src_path], request(to, from_, mode, saturate, semantics), outputs=[dst_path], force=force)
     item = planned.items[0]
     if isinstance(item, Outcome):
         raise UsageError(item.error)
@@ -361,6 +364,7 @@ def _cast_open(f, job, asked, chunk_bytes, threads, progress) -> CastReport:
         dst=asked.dst,
         mode=asked.mode,
         saturate=asked.saturate,
+        semantics=asked.semantics,
         shape=header.shape,
         fortran_order=header.fortran_order,
         elements=header.count,
@@ -941,7 +945,8 @@ def cast_files(
     *,
     from_=None,
     mode: str = "tosa",
-    saturate: bool = False,
+    saturate: bool | None = None,
+    semantics: str = "tosa",
     jobs: int | None = None,
     force: bool = False,
     **kwargs,
@@ -951,5 +956,5 @@ def cast_files(
 
     The run is planned first (`plan_casts`): a run that would write a file it reads, or
     one file twice, raises UsageError before anything is written."""
-    planned = plan_casts(inputs, request(to, from_, mode, saturate), outputs=outputs, force=force)
+    planned = plan_casts(inputs, request(to, from_, mode, saturate, semantics), outputs=outputs, force=force)
     yield from run_plan(planned, jobs=jobs, **kwargs)

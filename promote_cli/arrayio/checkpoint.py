@@ -150,11 +150,11 @@ def default_output(path: str, to: str) -> str:
     return f"{path}.{to}"
 
 
-def plan(path, to, *, output=None, from_=None, mode: str = "tosa", saturate: bool = False, force: bool = False,
-         only=(), skip=()) -> CheckpointPlan:
+def plan(path, to, *, output=None, from_=None, mode: str = "tosa", saturate: bool | None = None,
+         semantics: str = "tosa", force: bool = False, only=(), skip=()) -> CheckpointPlan:
     """Everything a cast of the checkpoint `path` will do, checked before anything is written (see the
     module's description); a one-line UsageError for anything that stops it."""
-    asked = CastRequest(request(to, None, mode, saturate).dst, None, mode, saturate)
+    asked = request(to, None, mode, saturate, semantics)
     dtype_from = request(to, from_).src if from_ is not None else None
     path = os.fspath(path)
     out = os.fspath(output) if output is not None else default_output(path, asked.dst)

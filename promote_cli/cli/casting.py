@@ -24,16 +24,27 @@ PROGRESS_MIN_BYTES = 64 << 20
 
 
 def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs, exclude=(), only=(), skip=(),
-         write=streams.write) -> int:
+         write=streams.write, semantics="tosa", no_saturate=False, compare=False) -> int:
     """Cast `inputs` as `promote cast` does with these option values; the exit code. `write(text, err)`
     puts text on stdout, or on stderr when `err`."""
     # SIGINT and SIGTERM raise at safe points from here on, until the process exits (put
     # back, a late signal would hit the interpreter's exit with a traceback or a kill).
     api.defer_signals()
+    try:
+        if saturate and no_saturate:
+            raise UsageError("--saturate and --no-saturate contradict each other")
+        sat = True if saturate else False if no_saturate else None
+        if compare:
+            write(_compare(inputs, to, from_, sat, output, formats.get(fmt)), False)
+            return EXIT_OK
+        if to is None:
+            raise UsageError("Missing option '--to'.")
+    except PromoteError as e:
+        _fail(write, str(e))
+        return e.exit_code
     if len(inputs) == 1 and api.is_checkpoint(inputs[0]):
-        return _checkpoint(inputs[0], to, output, dict(from_=from_, mode=mode, saturate=saturate, force=force,
-                                                      only=only, skip=skip), exclude, formats.get(fmt), fail_on,
-                           write)
+        options = dict(from_=from_, mode=mode, saturate=sat, semantics=semantics, force=force, only=only, skip=skip)
+        return _checkpoint(inputs[0], to, output, options, exclude, formats.get(fmt), fail_on, write)
     if any(api.is_checkpoint(i) for i in inputs):
         _fail(write, "a checkpoint (a .safetensors or .npz file, or a directory of shards) is cast alone: "
                      "one input per run")
@@ -42,8 +53,46 @@ def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs, e
         _fail(write, "--only and --skip choose the tensors of a checkpoint (a .safetensors file or a directory "
                      "of them); for .npy files use --exclude")
         return EXIT_USAGE
-    return _run(inputs, to, output, dict(from_=from_, mode=mode, saturate=saturate, force=force, exclude=exclude),
-                formats.get(fmt), fail_on, jobs, write)
+    return _run(inputs, to, output, dict(from_=from_, mode=mode, saturate=sat, semantics=semantics, force=force,
+                                         exclude=exclude), formats.get(fmt), fail_on, jobs, write)
+
+
+def _compare(inputs, to, from_, saturate, output, out) -> str:
+    """`cast --compare FROM TO` (a conversion's recorded edge cases) or `cast --compare IN.npy --to DTYPE`:
+    where the semantics disagree, by value class, rendered as a listing."""
+    from promote_cli.numerics.compare import columns
+
+    if output is not None:
+        raise UsageError("--compare writes no file: leave out -o")
+    sat = True if saturate is None else saturate
+    if to is None:
+        if len(inputs) != 2:
+            raise UsageError("--compare takes a conversion (FROM TO, e.g. f32 f8e4m3) or files with --to DTYPE")
+        src, dst = (api.lookup(t).name for t in inputs)
+        title, rows = f"{src} -> {dst}: the recorded edge cases", api.compare_cast(src, dst, sat)
+        return out.records(_comparison(title, columns(src, dst), rows))
+    found = []
+    for path in inputs:
+        if api.is_checkpoint(path):
+            for src, dst, n, rows in api.compare_checkpoint(path, to, from_, sat):
+                found.append((f"{path}: {n} {src} tensor{'s' if n > 1 else ''} -> {dst}", columns(src, dst), rows))
+        else:
+            src, dst, rows = api.compare_npy(path, to, from_, sat)
+            found.append((f"{path}: {src} -> {dst}", columns(src, dst), rows))
+    json = out.name == "json"  # one object a line, the title in it
+    return ("" if json else "\n").join(("" if json else out.heading).format(title=t)
+                                       + out.records(_comparison(t, names, rows))
+                                       for t, names, rows in found)
+
+
+def _comparison(title: str, names: list[str], rows) -> formats.Records:
+    """A comparison as a listing: per value class its count, how many the semantics convert differently, each
+    semantics' count of values differing from TOSA's, and an example with every output."""
+    header = ["value class", "values", "differ", *[f"{n} != tosa" for n in names[1:]], "example", *names]
+    cells = [[r.value_class, str(r.inputs), str(r.differ), *[str(k) for k in r.vs_tosa[1:]], r.example or "",
+              *(r.outputs or [""] * len(names))] for r in rows]
+    return formats.Records(title, header, cells, {"title": title, "semantics": names,
+                                                  "classes": [r.as_dict() for r in rows]})
 
 
 def refuse_stdout(output) -> None:

@@ -80,8 +80,8 @@ QUERY = Command("query", Argument("operands", complete="dtype"), (
 ))
 
 CAST = Command("cast", Argument("inputs", metavar="IN.npy [IN2.npy ... | DIR]", required=True, complete="path"), (
-    Option(("--to",), "to", required=True, metavar="DTYPE", complete="plain_dtype",
-           help="Target dtype (any name or alias)."),
+    Option(("--to",), "to", metavar="DTYPE", complete="plain_dtype",
+           help="Target dtype (any name or alias); required but with --compare FROM TO."),
     Option(("-o", "--output"), "output", metavar="OUT.npy", complete="path",
            help="Output file (one input only; - is refused: ./- names a file -). Default: IN.DTYPE.npy next to "
                 "the input."),
@@ -91,7 +91,16 @@ CAST = Command("cast", Argument("inputs", metavar="IN.npy [IN2.npy ... | DIR]", 
     Option(("--mode",), "mode", default="tosa", choices=("tosa", "extended"),
            help="tosa: only the pairs TOSA CAST defines; extended: any numeric pair."),
     Option(("--saturate",), "saturate", flag=True,
-           help="Clamp float overflow to the largest finite value (--mode extended)."),
+           help="Clamp float overflow to the largest finite value (--mode extended; --semantics onnx: the default)."),
+    Option(("--semantics",), "semantics", default="tosa", choices=("tosa", "ml_dtypes", "torch", "onnx"),
+           help="Cast as this library does: TOSA CAST, ml_dtypes (numpy astype), torch (.to on CPU) or onnx "
+                "(ONNX Runtime's Cast)."),
+    Option(("--no-saturate",), "no_saturate", flag=True,
+           help="--semantics onnx: Cast's saturate=0 for fp8 targets (float overflow to NaN or inf)."),
+    Option(("--compare",), "compare", flag=True,
+           help="Write nothing; show where the semantics disagree: for a conversion (cast --compare f32 f8e4m3), "
+                "by value class with examples; for files (--to DTYPE), how many values each library converts "
+                "differently."),
     Option(("--force",), "force", flag=True, help="Overwrite an existing output file (never the input)."),
     report_format("Report format: two lines (text) or one JSON object (json) per file, then a run's totals."),
     Option(("--fail-on",), "fail_on", multiple=True, choices=("overflow", "inexact", "nan"),

@@ -110,8 +110,8 @@ def run(argv: list[str]) -> int | None:
     command = definition.CAST if argv[:1] == ["cast"] else definition.QUERY
     try:
         call = recognise(command, argv, os.environ)
-        if call is None:
-            return None
+        if call is None or (command is definition.CAST and call["to"] is None and not call["compare"]):
+            return None  # (a cast without --to: Click's own words)
         streams.tolerant()
         if command is definition.CAST:
             from promote_cli.cli import casting

@@ -84,7 +84,8 @@ class Text(Format):
             return ""  # the error is the command's one line on stderr
         r = outcome.report
         shape = "x".join(str(d) for d in r.shape) if r.shape else "scalar"
-        return (f"{one_line(r.input)} -> {one_line(r.output)}: {r.src} -> {r.dst} ({r.mode}), "
+        how = r.mode if r.semantics == "tosa" else r.semantics
+        return (f"{one_line(r.input)} -> {one_line(r.output)}: {r.src} -> {r.dst} ({how}), "
                 f"{r.elements} elements ({shape})\n{_cast_counts(r.stats)}")
 
     def cast_summary(self, totals) -> str:

@@ -92,7 +92,7 @@ MAX_DEFAULT_THREADS = 8
 
 
 def cast_array(x: np.ndarray, dst, *, src=None, mode: str = "tosa",
-               saturate: bool = False, stats: bool = True,
+               saturate: bool | None = None, semantics: str = "tosa", stats: bool = True,
                out: np.ndarray | None = None, threads: int | None = None) -> tuple[np.ndarray, CastStats | None]:
     """Cast `x` (values of dtype `src`) to `dst` with TOSA CAST semantics.
 
@@ -100,14 +100,16 @@ def cast_array(x: np.ndarray, dst, *, src=None, mode: str = "tosa",
     numpy dtype (`np.float16`, `ml_dtypes.bfloat16`); `src` (default: x's dtype) reinterprets x's elements.
     Mode ``"tosa"`` accepts exactly the 52 ordered pairs TOSA 1.1 defines
     (`legality.LEGAL`); ``"extended"`` any pair of `legality.EXTENDED_TYPES`, where
-    ``saturate=True`` clamps float overflow to the largest finite value.
+    ``saturate=True`` clamps float overflow to the largest finite value. `semantics` ``"ml_dtypes"``,
+    ``"torch"`` or ``"onnx"`` casts as that library does (`numerics.semantics`; ``saturate``: ONNX Runtime's
+    attribute, default on).
     Returns a new C-contiguous array of dst's numpy dtype (or `out`, when given: a
     C-contiguous array of that dtype and x's size, reshaped to x's shape) and, unless
     stats=False, the `CastStats` of the conversion. Arrays of at least `PARALLEL_MIN`
     elements are cast by `threads` threads (default `default_threads()`: the CPUs); the
     result and the statistics do not depend on how many.
     """
-    asked = request(dst, src, mode, saturate)
+    asked = request(dst, src, mode, saturate, semantics)
     x = np.asarray(x)
     if not x.dtype.isnative:  # the kernels read native values
         x = x.astype(x.dtype.newbyteorder("="))
@@ -130,7 +132,12 @@ class Converter:
         asked.check(src)
         self.in_dtype = numpy_dtype(src)
         self.out_dtype = numpy_dtype(asked.dst)
-        self.kernel = kernel_for(src, asked.dst, asked.saturate)
+        if asked.semantics == "tosa":
+            self.kernel = kernel_for(src, asked.dst, asked.saturate)
+        else:
+            from promote_cli.numerics.semantics import kernel
+
+            self.kernel = kernel(asked.semantics, src, asked.dst, asked.saturate)
 
     def __call__(self, x: np.ndarray, *, out: np.ndarray | None = None, stats: bool = True,
                  threads: int | None = None) -> tuple[np.ndarray, CastStats | None]:

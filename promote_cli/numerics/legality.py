@@ -32,6 +32,10 @@ EXTENDED_TYPES: tuple[str, ...] = tuple(name for name, d in DTYPES.items() if _e
 
 MODES = ("tosa", "extended")
 
+#: whose cast semantics a cast follows: TOSA CAST's (the modes above), or another library's
+#: (`promote_cli.numerics.semantics`)
+SEMANTICS = ("tosa", "ml_dtypes", "torch", "onnx")
+
 assert set(TOSA_TYPES) <= set(EXTENDED_TYPES) <= set(DTYPES)
 
 
@@ -279,18 +283,24 @@ def _outside_hint(src: str, dst: str, foreign: list[str]) -> str:
 class CastRequest(Record, frozen=True):
     """A cast as asked for, decided once where it enters (`promote cast`, `cast_file`, `cast_array`; see
     `request`) and handed down as it is: the target's canonical name, the type the stored values are read as
-    (`--from`, canonical; None: the type the array or file says), the mode and whether float overflow
-    saturates."""
+    (`--from`, canonical; None: the type the array or file says), the mode, whether float overflow
+    saturates, and whose semantics the cast follows."""
 
     dst: str
     src: str | None = None
     mode: str = "tosa"
     saturate: bool = False
+    semantics: str = "tosa"
 
     def check(self, src: str) -> None:
         """Raise UsageError unless the mode defines a cast from the canonical type `src` to the target; the
-        message names a legal route when one exists."""
-        if self.mode == "extended":
+        message names a legal route when one exists (another library's semantics: a conversion it is known for,
+        `numerics.semantics.check`)."""
+        if self.semantics != "tosa":
+            from promote_cli.numerics.semantics import check
+
+            check(self.semantics, src, self.dst)
+        elif self.mode == "extended":
             for t in (src, self.dst):
                 if t not in EXTENDED_TYPES:
                     raise UsageError(f"cast --mode extended does not support {t}; supported types: "
@@ -299,17 +309,26 @@ class CastRequest(Record, frozen=True):
             _refuse_tosa(src, self.dst)
 
 
-def request(to, from_=None, mode: str = "tosa", saturate: bool = False) -> CastRequest:
+def request(to, from_=None, mode: str = "tosa", saturate: bool | None = None, semantics: str = "tosa") -> CastRequest:
     """The `CastRequest` for a cast to `to` (any name `dtype_name` takes) of values stored as `from_` (None:
-    as the data says) in `mode`; UsageError for a missing or unknown type, an unknown mode, or `saturate`
-    outside the extended mode."""
+    as the data says) in `mode`, following `semantics`; UsageError for a missing or unknown type, an unknown
+    mode or semantics, or `saturate` where it means nothing. `saturate` None is the semantics' default: TOSA
+    CAST does not saturate, ONNX Runtime's Cast does (its `saturate` attribute, for fp8 targets)."""
     if to is None or (isinstance(to, str) and not to.strip()):
         raise UsageError("no target dtype given (--to)")
     if mode not in MODES:
         raise UsageError(f"unknown cast mode {mode!r}; choose one of: {', '.join(MODES)}")
-    if saturate and mode != "extended":
-        raise UsageError("--saturate needs --mode extended (TOSA CAST does not saturate floats)")
-    return CastRequest(dtype_name(to), None if from_ is None else dtype_name(from_), mode, bool(saturate))
+    if semantics not in SEMANTICS:
+        raise UsageError(f"unknown cast semantics {semantics!r}; choose one of: {', '.join(SEMANTICS)}")
+    if semantics == "tosa":
+        if saturate and mode != "extended":
+            raise UsageError("--saturate needs --mode extended (TOSA CAST does not saturate floats)")
+    elif mode != "tosa":
+        raise UsageError(f"--mode {mode} is TOSA's: --semantics {semantics} casts as {semantics} does")
+    elif semantics != "onnx" and saturate is not None:
+        raise UsageError(f"--saturate/--no-saturate: {semantics} has no such setting (ONNX Runtime's Cast has)")
+    sat = (semantics == "onnx") if saturate is None else saturate
+    return CastRequest(dtype_name(to), None if from_ is None else dtype_name(from_), mode, bool(sat), semantics)
 
 
 def dtype_name(value) -> str:

@@ -136,6 +136,13 @@ def record_values(ruleset: str | None = None) -> dict:
     return operand_cases.record_values(lambda options: ask, TYPES, _head(), ops=VALUE_OPS)
 
 
+def extra_checks() -> list:
+    """`promote verify -f numpy` beyond the ruleset: `promote cast --semantics ml_dtypes` against the live library."""
+    from promote_cli.probes.cast_semantics import live_check
+
+    return [live_check("ml_dtypes")]
+
+
 if __name__ == "__main__":  # pragma: no cover - used to refresh the recording
     import sys
 

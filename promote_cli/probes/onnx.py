@@ -218,6 +218,13 @@ def _check_names() -> None:
         lookup(canonical)
 
 
+def extra_checks() -> list:
+    """`promote verify -f onnx` beyond the ruleset: `promote cast --semantics onnx` against the live library."""
+    from promote_cli.probes.cast_semantics import live_check
+
+    return [live_check("onnx")]
+
+
 if __name__ == "__main__":
     from promote_cli.probes.opcases import write_op_recording
 

@@ -378,7 +378,7 @@ def run(framework: str, recording: str | None = None) -> Report:
     if data.get("kind") in ("ops", "values"):  # a saved op or value recording: its cases are the whole comparison
         n, bad = compare_ops(data, framework)
         return Report(framework, f"{data.get('package')} {data.get('version')}", data, 0, [],
-                      [(data["kind"], n, bad)], registry.load(framework).key)
+                      [(data["kind"], n, bad), *checks], registry.load(framework).key)
     total, mismatches = compare(data, framework)
     if data.get("nary"):  # N-operand cases: a check of their own, beside the pairs
         n, bad = compare_nary(data, framework)

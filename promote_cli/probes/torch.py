@@ -255,6 +255,13 @@ def record_values(ruleset: str | None = None) -> dict:
                                        ops=VALUE_OPS)
 
 
+def extra_checks() -> list:
+    """`promote verify -f torch` beyond the ruleset: `promote cast --semantics torch` against the live library."""
+    from promote_cli.probes.cast_semantics import live_check
+
+    return [live_check("torch")]
+
+
 if __name__ == "__main__":  # pragma: no cover - used to refresh the recording
     import sys
 

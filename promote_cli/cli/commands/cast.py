@@ -16,8 +16,9 @@ from promote_cli.cli.options import declared
 
 @click.command("cast")
 @declared(definition.CAST)
-def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs, exclude, only, skip):
-    """Cast .npy files or a checkpoint to DTYPE with TOSA CAST semantics.
+def cast(inputs, to, output, from_, mode, saturate, semantics, no_saturate, compare, force, fmt, fail_on, jobs,
+         exclude, only, skip):
+    """Cast .npy files or a checkpoint to DTYPE with TOSA CAST semantics (or a library's: --semantics).
 
     Streams in chunks (memory stays bounded), writes atomically (an interrupted
     cast leaves no partial output), never writes a file it reads, replaces only
@@ -34,7 +35,7 @@ def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs, e
     error; 130 interrupted.
     """
     sys.exit(casting.cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs, exclude,
-                          only, skip, write=_echo))
+                          only, skip, write=_echo, semantics=semantics, no_saturate=no_saturate, compare=compare))
 
 
 def _echo(text: str, err: bool) -> None:
