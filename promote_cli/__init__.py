@@ -34,7 +34,7 @@ __all__ = ["query", "query_n", "ops", "batch", "batch_write", "table", "diff", "
            "expect",
            "expr", "lattice", "load", "frameworks", "framework_names", "shadowed", "is_default", "dtypes", "aliases",
            "spellings", "verify", "validate", "cast_pairs", "cast_array", "cast_file", "plan_cast", "run_cast",
-           "compare_cast", "compare_npy", "compare_checkpoint",
+           "compare_cast", "compare_columns", "compare_npy", "compare_checkpoint",
            "plan_checkpoint", "run_checkpoint", "is_checkpoint", "cast_totals", "defer_signals", "interrupted_by",
            "rescale_array", "rescale_file", "rescale_table", "render",
            "write_output", "write_outputs", "lookup", "parse_operand",
@@ -68,9 +68,9 @@ LAZY = {
     "Report": "promote_cli.probes.recordings.Report",
     "cast_array": "promote_cli.numerics.cast.cast_array",
     "cast_file": "promote_cli.arrayio.castfile.cast_file",  # a .npy file, streamed
-    "compare_cast": "promote_cli.numerics.compare.compare_conversion",  # every semantics, by value class
-    "compare_npy": "promote_cli.numerics.compare.compare_npy",  # the same over a .npy file, streamed
-    "compare_checkpoint": "promote_cli.numerics.compare.compare_checkpoint",  # over a safetensors checkpoint
+    "compare_columns": "promote_cli.numerics.compare.columns",  # the semantics a comparison shows, in order
+    "compare_npy": "promote_cli.arrayio.comparefile.compare_npy",  # every semantics over a .npy file, streamed
+    "compare_checkpoint": "promote_cli.arrayio.comparefile.compare_checkpoint",  # over a safetensors checkpoint
     "CastRequest": "promote_cli.numerics.legality.CastRequest",
     "CastPlan": "promote_cli.arrayio.castfile.CastPlan",
     "Outcome": "promote_cli.arrayio.castfile.Outcome",
@@ -255,6 +255,17 @@ def _arity(rs, op: str) -> int:
         raise UsageError(f"{op} takes three operands, which no table shows: ask `promote query A B C --op {op}` "
                          "or --batch")
     return arity
+
+
+def compare_cast(src: str, dst: str, saturate: bool = True) -> list:
+    """Per value class, how each library's cast semantics converts `src`'s recorded edge-case inputs (the TOSA
+    probe's: every bit pattern of an 8- or 16-bit type, the edges of a wider one) to `dst` (`ClassRow`s)."""
+    from promote_cli.numerics.compare import Tally
+    from promote_cli.probes.tosa import cast_inputs
+
+    tally = Tally(src, dst, saturate)
+    tally.add(cast_inputs(src))
+    return tally.rows()
 
 
 def port(source, target, op: list[str] | str | None = None, types: list[str] | str | None = None,

@@ -47,6 +47,7 @@ def test_recordings_cover_the_known_conversions():
 import json  # noqa: E402
 
 import promote_cli as api  # noqa: E402
+from promote_cli.arrayio import comparefile  # noqa: E402
 from promote_cli.errors import UsageError  # noqa: E402
 from promote_cli.numerics import compare  # noqa: E402
 from promote_cli.numerics.cast import cast_array  # noqa: E402
@@ -200,7 +201,7 @@ def test_compare_of_a_checkpoint_counts_its_float_tensors_a_chunk_at_a_time(tmp_
     write_st(tmp_path / "m.safetensors", {"w": x.view(ml_dtypes.bfloat16).reshape(256, 256),
                                           "ids": np.arange(5, dtype=np.int64)})
     np.save(tmp_path / "w.npy", x)
-    monkeypatch.setattr(compare, "CHUNK_BYTES", 1000)     # many chunks, one tally
+    monkeypatch.setattr(comparefile, "CHUNK_BYTES", 1000)     # many chunks, one tally
     [(src, dst, n, rows)] = api.compare_checkpoint(tmp_path / "m.safetensors", "f8e4m3")
     assert (src, dst, n) == ("bf16", "f8e4m3", 1)           # the i64 tensor is not a float: left out
     assert rows == api.compare_npy(tmp_path / "w.npy", "f8e4m3", from_="bf16")[2]

@@ -28,7 +28,7 @@ def test_order_follows_the_contract():
     names = list(DTYPES)
     kinds = [DTYPES[n].kind for n in names]
     assert names[0] == "bool" and names[-3:] == ["c32", "c64", "c128"]
-    assert kinds == ["bool"] + ["signed"] * 5 + ["unsigned"] * 6 + ["signed", "unsigned"] + ["float"] * 17 + [
+    assert kinds == ["bool"] + ["signed"] * 5 + ["unsigned"] * 6 + ["signed", "unsigned"] + ["float"] * 18 + [
         "complex"] * 3
     assert names[names.index("u64") + 1:names.index("u64") + 3] == ["i2", "u2"]
     assert names.index("f4e2m1") == names.index("u2") + 1

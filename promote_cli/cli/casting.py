@@ -60,8 +60,7 @@ def cast(inputs, to, output, from_, mode, saturate, force, fmt, fail_on, jobs, e
 def _compare(inputs, to, from_, saturate, output, out) -> str:
     """`cast --compare FROM TO` (a conversion's recorded edge cases) or `cast --compare IN.npy --to DTYPE`:
     where the semantics disagree, by value class, rendered as a listing."""
-    from promote_cli.numerics.compare import columns
-
+    columns = api.compare_columns
     if output is not None:
         raise UsageError("--compare writes no file: leave out -o")
     sat = True if saturate is None else saturate
