@@ -12,6 +12,7 @@ nothing for them. A let may take parameters: `"default_of(x)" = "i64 if is_int(x
 from __future__ import annotations
 
 import ast
+import warnings
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -64,9 +65,12 @@ def _source(text) -> str:
 
 
 def parse(text: str) -> ast.expr:
-    """The syntax tree of `text` (lines joined); ExprError on a syntax error or a tree too deep."""
+    """The syntax tree of `text` (lines joined); ExprError on a syntax error (Python's syntax warnings too: `1if`
+    is no expression a rule file means) or a tree too deep."""
     try:
-        tree = ast.parse(_source(text), mode="eval").body
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", SyntaxWarning)
+            tree = ast.parse(_source(text), mode="eval").body
     except SyntaxError as exc:
         raise ExprError(f"syntax error in {_short(text)} at column {exc.offset or 0}: {exc.msg}") from None
     except (RecursionError, MemoryError):
