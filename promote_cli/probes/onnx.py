@@ -22,7 +22,8 @@ from __future__ import annotations
 import re
 import sys
 
-from promote_cli.probes.opsweep import CLIP, WHERE
+from promote_cli.probes import opsweep
+from promote_cli.probes.opsweep import CLIP
 from promote_cli.vocab.dtypes import lookup
 
 FRAMEWORK = "onnx"
@@ -144,18 +145,12 @@ def ops_for(ruleset: str) -> dict[str, int]:
     return {op: arity for op, arity in OPS.items() if SINCE.get(op, 0) <= opset}
 
 
-def leading(arity: int, types: list[str], where_conditions) -> list[list[str]]:
-    """The leading operands of each row: none, each type, Where's (condition, x), Clip's (x, low) with low x's
-    own type or one of `CLIP_LOWS` (a mixed Clip is refused whatever the third type)."""
-    if arity == 1:
-        return [[]]
-    if arity == 2:
-        return [[a] for a in types]
-    if arity == WHERE:
-        return [[c, x] for c in where_conditions for x in types]
+def leading(arity, types: list[str], where_conditions) -> list[list[str]]:
+    """The leading operands of each row, as `opsweep.leading` gives them, but Clip's (x, low): low is x's own
+    type or one of `CLIP_LOWS` (a mixed Clip is refused whatever the third type; ONNX has no Python scalars)."""
     if arity == CLIP:
         return [[x, low] for x in types for low in dict.fromkeys([x, *CLIP_LOWS])]
-    raise ValueError(f"unknown arity {arity!r}")
+    return opsweep.leading(arity, types, where_conditions)
 
 
 def asked(op: str, operands: list[str], options: dict) -> bool:
